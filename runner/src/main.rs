@@ -1,1 +1,141 @@
-fn main() {}
+//! `runner`: runs a Kubewarden waPC policy module on wasmtime the way
+//! policy-server and `kwctl run` do, for end-to-end tests and benchmarks.
+//!
+//! `runner run` prints the `AdmissionResponse` as `kwctl run` does (one
+//! compact JSON line on stdout, exit 0 whatever the verdict); invalid
+//! settings or unusable input files are errors (message on stderr, exit 1).
+//! `runner bench` times evaluations, each on a fresh instance.
+
+mod bench;
+mod host;
+mod input;
+mod response;
+
+use std::{path::PathBuf, time::Duration};
+
+use anyhow::{Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+use crate::{host::Policy, input::Settings};
+
+/// Run a Kubewarden waPC policy module like `kwctl run` / policy-server.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Evaluate a request and print the AdmissionResponse as JSON.
+    Run(PolicyArgs),
+    /// Time evaluations of a request, each on a fresh instance.
+    Bench(BenchArgs),
+}
+
+/// The policy, its settings and the request, named as `kwctl run` names them.
+#[derive(Debug, Args)]
+struct PolicyArgs {
+    /// Policy settings as a JSON object.
+    #[arg(long, value_name = "JSON", conflicts_with = "settings_path")]
+    settings_json: Option<String>,
+
+    /// File with the policy settings, JSON or YAML.
+    #[arg(short = 's', long, value_name = "FILE")]
+    settings_path: Option<PathBuf>,
+
+    /// File with the AdmissionRequest or a whole AdmissionReview ("-" for stdin).
+    #[arg(short = 'r', long, value_name = "FILE")]
+    request_path: String,
+
+    /// How long each guest call may run, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: u64,
+
+    /// Print the policy's log records on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+
+    /// The policy module (.wasm).
+    #[arg(value_name = "POLICY.wasm")]
+    policy: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    policy: PolicyArgs,
+
+    /// Evaluations to measure.
+    #[arg(short = 'n', long, default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    iterations: u64,
+
+    /// Evaluations to run, unmeasured, before measuring.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    warmup: u64,
+
+    /// Print one JSON object instead of the human-readable summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Everything an evaluation needs, read from the command line.
+struct Loaded {
+    policy: Policy,
+    settings: Settings,
+    request: serde_json::Value,
+}
+
+impl PolicyArgs {
+    /// Read the settings, the request and the module, and check the
+    /// settings with the policy, failing as kwctl does when they are invalid.
+    fn load(&self) -> Result<Loaded> {
+        let settings =
+            input::load_settings(self.settings_json.as_deref(), self.settings_path.as_deref())?;
+        let request = input::load_request(&self.request_path)?;
+        let timeout = Duration::from_millis(self.timeout_ms);
+        let policy = Policy::from_file(&self.policy, timeout, self.verbose)?;
+
+        let validation = policy.validate_settings(&settings);
+        if !validation.valid {
+            bail!(
+                "Provided settings are not valid: {:?}",
+                validation.message.unwrap_or_default()
+            );
+        }
+        Ok(Loaded {
+            policy,
+            settings,
+            request,
+        })
+    }
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Run(args) => {
+            let loaded = args.load()?;
+            let response = loaded.policy.validate(&loaded.request, &loaded.settings);
+            println!("{}", serde_json::to_string(&response)?);
+        }
+        Command::Bench(args) => {
+            let loaded = args.policy.load()?;
+            let report = bench::run(
+                &loaded.policy,
+                &loaded.request,
+                &loaded.settings,
+                usize::try_from(args.iterations)?,
+                usize::try_from(args.warmup)?,
+            );
+            if args.json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{report}");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,188 @@
+//! `runner bench`: how long one evaluation costs, as policy-server pays it.
+
+use std::{fmt, time::Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{
+    host::Policy,
+    input::{Settings, request_uid},
+    response::AdmissionResponse,
+};
+
+/// The numbers `runner bench` reports.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// Size of the module file, in bytes.
+    pub module_size_bytes: usize,
+    /// Time to compile the module, in milliseconds.
+    pub compile_ms: f64,
+    /// Evaluations measured.
+    pub iterations: usize,
+    /// Evaluations run before measuring.
+    pub warmup: usize,
+    /// Latency of one evaluation (fresh instance + `validate` call +
+    /// response), in microseconds.
+    pub latency_us: Latency,
+    /// Measured evaluations that failed (trap, deadline, bad answer).
+    pub failed_evaluations: usize,
+    /// The response of the last measured evaluation.
+    pub response: AdmissionResponse,
+    /// Peak resident memory of the whole runner process, in KiB (Linux only).
+    /// The guest's own linear memory is not observable through
+    /// wasmtime-provider 2.19, which keeps the wasmtime store private.
+    pub peak_rss_kib: Option<u64>,
+}
+
+/// Latency statistics, in microseconds.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Latency {
+    /// Fastest evaluation.
+    pub min: f64,
+    /// Median (nearest rank).
+    pub median: f64,
+    /// 99th percentile (nearest rank).
+    pub p99: f64,
+    /// Slowest evaluation.
+    pub max: f64,
+}
+
+impl Latency {
+    /// Statistics over `samples` (microseconds); `None` when there are none.
+    pub fn from_samples(mut samples: Vec<f64>) -> Option<Self> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_by(f64::total_cmp);
+        let rank = |p: f64| {
+            let index = (p * samples.len() as f64).ceil() as usize;
+            samples[index.clamp(1, samples.len()) - 1]
+        };
+        Some(Self {
+            min: samples[0],
+            median: rank(0.5),
+            p99: rank(0.99),
+            max: samples[samples.len() - 1],
+        })
+    }
+}
+
+/// Evaluate `request` `warmup + iterations` times, each on a fresh instance,
+/// timing the last `iterations` (at least one).
+pub fn run(
+    policy: &Policy,
+    request: &Value,
+    settings: &Settings,
+    iterations: usize,
+    warmup: usize,
+) -> Report {
+    for _ in 0..warmup {
+        let _ = policy.try_validate(request, settings);
+    }
+
+    let measure = || {
+        let started = Instant::now();
+        let outcome = policy.try_validate(request, settings);
+        (started.elapsed().as_secs_f64() * 1e6, outcome)
+    };
+    let (first, mut last) = measure();
+    let mut samples = vec![first];
+    let mut failed_evaluations = usize::from(last.is_err());
+    for _ in 1..iterations {
+        let (sample, outcome) = measure();
+        samples.push(sample);
+        failed_evaluations += usize::from(outcome.is_err());
+        last = outcome;
+    }
+    let response = last.unwrap_or_else(|error| {
+        AdmissionResponse::reject_internal_server_error(request_uid(request), &error)
+    });
+
+    Report {
+        module_size_bytes: policy.module_size(),
+        compile_ms: policy.compile_time().as_secs_f64() * 1e3,
+        iterations: samples.len(),
+        warmup,
+        latency_us: Latency::from_samples(samples).expect("at least one sample"),
+        failed_evaluations,
+        response,
+        peak_rss_kib: peak_rss_kib(),
+    }
+}
+
+/// The process's peak resident set size (`VmHWM`), where `/proc` has it.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Latency {
+            min,
+            median,
+            p99,
+            max,
+        } = self.latency_us;
+        writeln!(f, "module size:      {} bytes", self.module_size_bytes)?;
+        writeln!(f, "module compile:   {:.1} ms", self.compile_ms)?;
+        writeln!(
+            f,
+            "evaluations:      {} measured after {} warm-up, each on a fresh instance",
+            self.iterations, self.warmup
+        )?;
+        writeln!(
+            f,
+            "latency (us):     min {min:.0}  median {median:.0}  p99 {p99:.0}  max {max:.0}"
+        )?;
+        let response = &self.response;
+        let verdict = match &response.status {
+            _ if response.allowed && response.patch.is_some() => "allowed, with a patch".to_owned(),
+            _ if response.allowed => "allowed".to_owned(),
+            Some(status) => format!(
+                "rejected: {} (code {})",
+                status.message.as_deref().unwrap_or("no message"),
+                status
+                    .code
+                    .map_or_else(|| "none".to_owned(), |code| code.to_string()),
+            ),
+            None => "rejected".to_owned(),
+        };
+        writeln!(f, "verdict:          {verdict}")?;
+        writeln!(f, "failed evals:     {}", self.failed_evaluations)?;
+        match self.peak_rss_kib {
+            Some(kib) => writeln!(f, "peak RSS:         {kib} KiB (whole runner process)"),
+            None => writeln!(f, "peak RSS:         unknown"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_uses_nearest_rank() {
+        let samples: Vec<f64> = (1..=200).rev().map(f64::from).collect();
+        let latency = Latency::from_samples(samples).unwrap();
+        assert_eq!(
+            latency,
+            Latency {
+                min: 1.0,
+                median: 100.0,
+                p99: 198.0,
+                max: 200.0
+            }
+        );
+        let single = Latency::from_samples(vec![7.0]).unwrap();
+        assert_eq!(
+            (single.min, single.median, single.p99, single.max),
+            (7.0, 7.0, 7.0, 7.0)
+        );
+        assert_eq!(Latency::from_samples(Vec::new()), None);
+    }
+}

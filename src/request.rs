@@ -1,0 +1,302 @@
+//! A lean, typed view of the `validate` payload.
+//!
+//! Only what the rules read is kept: operation, kind, namespace, name, subresource, requester
+//! and each object's `metadata.{name,namespace,labels}`. Everything else — the `spec` of a 1 MiB
+//! CustomResourceDefinition included — is skipped while parsing, never built into a tree, and the
+//! strings that are kept borrow from the payload unless they hold escapes.
+
+use std::borrow::{Borrow, Cow};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Deref;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::scope::ObjectScope;
+use crate::settings::Settings;
+
+/// The payload of a `validate` call: the admission request and the policy settings.
+#[derive(Debug, Deserialize)]
+pub struct ValidatePayload<'a> {
+    /// The AdmissionRequest under evaluation.
+    #[serde(borrow)]
+    pub request: AdmissionRequest<'a>,
+    /// The policy settings; missing or `null` means the defaults.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub settings: Settings,
+}
+
+impl<'a> ValidatePayload<'a> {
+    /// Parses a payload. On error, the message names the path of the offending field.
+    pub fn from_json(json: &'a [u8]) -> Result<Self, String> {
+        serde_json::from_slice(json).map_err(|_| {
+            // Parse again, tracking the path, only to explain the error.
+            let mut deserializer = serde_json::Deserializer::from_slice(json);
+            match serde_path_to_error::deserialize::<_, ValidatePayload>(&mut deserializer) {
+                Err(error) => error.to_string(),
+                Ok(_) => deserializer.end().err().map_or_else(
+                    || "unreadable payload".to_owned(),
+                    |error| error.to_string(),
+                ),
+            }
+        })
+    }
+}
+
+/// The fields of an AdmissionRequest the policy reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionRequest<'a> {
+    /// The kind of the object (`group`, `version`, `kind`).
+    #[serde(borrow)]
+    pub kind: GroupVersionKind<'a>,
+    /// CREATE, UPDATE, DELETE or CONNECT.
+    pub operation: Operation,
+    /// The namespace of the object; empty for cluster-scoped objects.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub namespace: Text<'a>,
+    /// The name of the object; may be empty on CREATE with `generateName`.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub name: Text<'a>,
+    /// The subresource (`status`, `scale`, …) when the request targets one.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub sub_resource: Text<'a>,
+    /// Who is asking.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub user_info: UserInfo<'a>,
+    /// The object as it will be stored (absent on DELETE).
+    #[serde(default, borrow)]
+    pub object: Option<Object<'a>>,
+    /// The object as it is stored now (UPDATE and DELETE).
+    #[serde(default, borrow)]
+    pub old_object: Option<Object<'a>>,
+}
+
+impl AdmissionRequest<'_> {
+    /// Where the request's object lives.
+    pub fn object_scope(&self) -> ObjectScope<'_> {
+        ObjectScope::of(&self.kind.group, &self.kind.kind, &self.namespace)
+    }
+}
+
+/// The admission operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Operation {
+    /// An object is created.
+    Create,
+    /// An object is replaced or patched.
+    Update,
+    /// An object is deleted.
+    Delete,
+    /// A connection to a subresource (exec, attach, port-forward).
+    Connect,
+}
+
+/// The kind of the object in a request.
+#[derive(Debug, Default, Deserialize)]
+pub struct GroupVersionKind<'a> {
+    /// The API group; empty for the core group.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub group: Text<'a>,
+    /// The kind, such as `CustomResourceDefinition`.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub kind: Text<'a>,
+}
+
+/// The requester, as authenticated by the API server.
+#[derive(Debug, Default, Deserialize)]
+pub struct UserInfo<'a> {
+    /// The user name, such as `system:serviceaccount:ns:name`.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub username: Text<'a>,
+    /// The groups the user belongs to.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub groups: Vec<Text<'a>>,
+}
+
+/// An object in a request: only its metadata is read.
+#[derive(Debug, Default, Deserialize)]
+pub struct Object<'a> {
+    /// The object's metadata.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub metadata: Metadata<'a>,
+}
+
+/// The parts of `metadata` the policy reads.
+#[derive(Debug, Default, Deserialize)]
+pub struct Metadata<'a> {
+    /// The object's name.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub name: Text<'a>,
+    /// The object's labels.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub labels: Labels<'a>,
+}
+
+/// An object's labels.
+pub type Labels<'a> = BTreeMap<Text<'a>, Text<'a>>;
+
+/// A JSON string, borrowed from the payload when it holds no escapes and copied otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Text<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'a> From<&'a str> for Text<'a> {
+    fn from(text: &'a str) -> Self {
+        Text(Cow::Borrowed(text))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+
+            fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// Reads an optional field whose `null` means the same as its absence.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_only_the_fields_the_rules_need_and_borrows_them() {
+        let json = br#"{
+            "settings": {},
+            "request": {
+                "uid": "1", "kind": {"group": "apiextensions.k8s.io", "version": "v1",
+                                     "kind": "CustomResourceDefinition"},
+                "operation": "UPDATE", "name": "foos.example.com",
+                "userInfo": {"username": "alice", "groups": ["dev", "system:authenticated"]},
+                "object": {"metadata": {"name": "foos.example.com", "labels": {"appID": "ClusterExtension.a"}},
+                           "spec": {"versions": [{"schema": {"deep": [1, 2, {"x": null}]}}]}},
+                "oldObject": {"metadata": {"name": "foos.example.com", "labels": null}},
+                "options": null
+            }
+        }"#;
+        let payload = ValidatePayload::from_json(json).unwrap();
+        let request = &payload.request;
+        assert_eq!(request.operation, Operation::Update);
+        assert_eq!(&*request.kind.kind, "CustomResourceDefinition");
+        assert_eq!(&*request.namespace, "");
+        assert_eq!(&*request.user_info.username, "alice");
+        assert_eq!(request.user_info.groups.len(), 2);
+        let labels = &request.object.as_ref().unwrap().metadata.labels;
+        let owner = labels.get("appID").unwrap();
+        assert_eq!(&**owner, "ClusterExtension.a");
+        assert!(matches!(owner.0, Cow::Borrowed(_)));
+        assert!(
+            request
+                .old_object
+                .as_ref()
+                .unwrap()
+                .metadata
+                .labels
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn escaped_strings_are_read_too() {
+        let json = br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "CREATE",
+            "object": {"metadata": {"labels": {"app\u0049D": "Cluster\u0045xtension.a"}}}}}"#;
+        let payload = ValidatePayload::from_json(json).unwrap();
+        let labels = &payload.request.object.unwrap().metadata.labels;
+        assert_eq!(
+            labels.get("appID").map(|v| &**v),
+            Some("ClusterExtension.a")
+        );
+    }
+
+    #[test]
+    fn malformed_payloads_are_explained_with_the_field_path() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"not json", "expected ident at line 1 column 2"),
+            (b"[]", "invalid length 0, expected struct ValidatePayload"),
+            (b"{}", "missing field `request`"),
+            (
+                br#"{"request": {"operation": "CREATE"}}"#,
+                "request: missing field `kind`",
+            ),
+            (
+                br#"{"request": {"kind": {}, "operation": "PATCH"}}"#,
+                "request.operation: unknown variant `PATCH`",
+            ),
+            (
+                br#"{"request": {"kind": {}, "operation": "CREATE", "object": "x"}}"#,
+                "request.object: invalid type: string \"x\", expected struct Object",
+            ),
+            (
+                br#"{"request": {"kind": {}, "operation": "CREATE",
+                     "object": {"metadata": {"labels": {"appID": 5}}}}}"#,
+                "request.object.metadata.labels.appID: invalid type: integer `5`, expected a string",
+            ),
+            (
+                br#"{"request": {"kind": {}, "operation": "CREATE",
+                     "object": {"metadata": {"labels": ["appID"]}}}}"#,
+                "request.object.metadata.labels: invalid type: sequence, expected a map",
+            ),
+            (
+                br#"{"request": {"kind": {}, "operation": "CREATE"}, "settings": {"adoption": 1}}"#,
+                "settings.adoption: invalid type: integer `1`, expected a string",
+            ),
+        ];
+        for (json, expected) in cases {
+            let error = ValidatePayload::from_json(json).expect_err(expected);
+            assert!(
+                error.contains(expected),
+                "payload {}\n  gave: {error}\n  want: {expected}",
+                String::from_utf8_lossy(json)
+            );
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Policy settings: which labels name an object's owner, how to read them, and who is exempt.
+//!
+//! Settings are camelCase like Kubernetes fields and strict: an unknown field is an error, so a
+//! typo such as `ownerLabel` is reported instead of silently falling back to a default.
+
+use serde::Deserialize;
+
+/// The owner label of the default settings.
+pub const DEFAULT_OWNER_LABEL: &str = "appID";
+
+/// The whole settings document of the policy.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Settings {
+    /// The owner labels to guard; each entry is guarded on its own.
+    #[serde(default = "default_owner_labels")]
+    pub owner_labels: Vec<OwnerLabel>,
+    /// Whether an owner label may be added to an existing object that has none.
+    #[serde(default)]
+    pub adoption: Permission,
+    /// Whether an owner label may be removed from an object.
+    #[serde(default)]
+    pub orphaning: Permission,
+    /// Requesters whose requests are accepted even where a rule would deny them.
+    #[serde(default)]
+    pub exemptions: Exemptions,
+}
+
+/// One guarded owner label, and how to read an owner out of it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OwnerLabel {
+    /// The label whose value names the owner.
+    pub key: String,
+    /// A companion label that holds the owner's kind; without it the kind leads the value.
+    #[serde(default)]
+    pub kind_key: Option<String>,
+    /// Owner kinds that may own cluster-scoped objects and objects in any namespace.
+    #[serde(default)]
+    pub cluster_kinds: Vec<String>,
+    /// Owner kinds confined to objects in their own namespace.
+    #[serde(default)]
+    pub namespaced_kinds: Vec<String>,
+}
+
+/// Allow or deny one kind of owner transition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Permission {
+    /// The transition is allowed.
+    #[default]
+    Allow,
+    /// The transition is denied.
+    Deny,
+}
+
+/// Users and groups whose requests bypass the rules (with a warning and an audit annotation).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exemptions {
+    /// Exempt user names, as in `request.userInfo.username`.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Exempt groups, as in `request.userInfo.groups`.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for Permission {
+    /// Reads `Allow` or `Deny`; any other value, of any type, is named in the error.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "Allow" => Ok(Permission::Allow),
+            "Deny" => Ok(Permission::Deny),
+            other => Err(serde::de::Error::unknown_variant(other, &["Allow", "Deny"])),
+        }
+    }
+}
+
+fn default_owner_labels() -> Vec<OwnerLabel> {
+    vec![OwnerLabel {
+        key: DEFAULT_OWNER_LABEL.to_owned(),
+        kind_key: None,
+        cluster_kinds: vec!["ClusterExtension".to_owned()],
+        namespaced_kinds: vec!["Extension".to_owned()],
+    }]
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            owner_labels: default_owner_labels(),
+            adoption: Permission::default(),
+            orphaning: Permission::default(),
+            exemptions: Exemptions::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// Parses a settings document; `null` means the defaults. Errors name the offending field.
+    pub fn from_json(json: &[u8]) -> Result<Settings, String> {
+        if json.trim_ascii_start().starts_with(b"[") {
+            return Err("settings must be a JSON object, not an array".to_owned());
+        }
+        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let settings: Option<Settings> = serde_path_to_error::deserialize(&mut deserializer)
+            .map_err(|error| error.to_string())?;
+        deserializer.end().map_err(|error| error.to_string())?;
+        Ok(settings.unwrap_or_default())
+    }
+
+    /// Checks what the types cannot: label key syntax, kind names, duplicates and contradictions.
+    /// Every problem found is reported, each naming its field.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut problems = Vec::new();
+        if self.owner_labels.is_empty() {
+            problems.push("ownerLabels: list at least one owner label".to_owned());
+        }
+        let mut keys_seen: Vec<&str> = Vec::new();
+        for (index, entry) in self.owner_labels.iter().enumerate() {
+            let field = format!("ownerLabels[{index}]");
+            entry.check(&field, &mut problems);
+            for (name, key) in entry.keys() {
+                if keys_seen.contains(&key) {
+                    problems.push(format!(
+                        "{field}.{name}: label {key:?} is already guarded by another entry; \
+                         each label may appear once"
+                    ));
+                }
+                keys_seen.push(key);
+            }
+        }
+        check_names("exemptions.users", &self.exemptions.users, &mut problems);
+        check_names("exemptions.groups", &self.exemptions.groups, &mut problems);
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+impl OwnerLabel {
+    /// Whether owner values carry a kind (and so obey the scope rules) or are opaque ids.
+    pub fn has_kinds(&self) -> bool {
+        !self.cluster_kinds.is_empty() || !self.namespaced_kinds.is_empty()
+    }
+
+    /// The label keys this entry guards, with the setting that names each.
+    fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        std::iter::once(("key", self.key.as_str()))
+            .chain(self.kind_key.as_deref().map(|key| ("kindKey", key)))
+    }
+
+    fn check(&self, field: &str, problems: &mut Vec<String>) {
+        for (name, key) in self.keys() {
+            if let Err(why) = check_label_key(key) {
+                problems.push(format!(
+                    "{field}.{name}: {key:?} is not a valid label key: {why}"
+                ));
+            }
+        }
+        if self.kind_key.as_deref() == Some(self.key.as_str()) {
+            problems.push(format!(
+                "{field}.kindKey: must differ from key {:?}; the kind needs a label of its own",
+                self.key
+            ));
+        }
+        if self.kind_key.is_some() && !self.has_kinds() {
+            problems.push(format!(
+                "{field}.kindKey: set without clusterKinds or namespacedKinds; list the owner \
+                 kinds the kind label may hold, or drop kindKey for opaque owner ids"
+            ));
+        }
+        for (list, kinds) in [
+            ("clusterKinds", &self.cluster_kinds),
+            ("namespacedKinds", &self.namespaced_kinds),
+        ] {
+            for (index, kind) in kinds.iter().enumerate() {
+                if let Err(why) = check_kind(kind) {
+                    problems.push(format!(
+                        "{field}.{list}[{index}]: {kind:?} is not a valid kind name: {why}"
+                    ));
+                }
+                if kinds[..index].contains(kind) {
+                    problems.push(format!("{field}.{list}[{index}]: {kind:?} is listed twice"));
+                }
+            }
+        }
+        for kind in &self.namespaced_kinds {
+            if self.cluster_kinds.contains(kind) {
+                problems.push(format!(
+                    "{field}: kind {kind:?} is listed in both clusterKinds and namespacedKinds; \
+                     a kind is either cluster-level or confined to its namespace"
+                ));
+            }
+        }
+    }
+}
+
+fn check_names(field: &str, names: &[String], problems: &mut Vec<String>) {
+    for (index, name) in names.iter().enumerate() {
+        if name.is_empty() {
+            problems.push(format!("{field}[{index}]: must not be empty"));
+        }
+    }
+}
+
+/// Checks a Kubernetes label key: an optional DNS subdomain prefix and `/`, then a name of at
+/// most 63 alphanumerics, `-`, `_` and `.`, starting and ending with an alphanumeric.
+fn check_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        check_dns_subdomain(prefix).map_err(|why| format!("prefix {prefix:?} {why}"))?;
+    }
+    check_label_name(name).map_err(|why| format!("name {name:?} {why}"))
+}
+
+fn check_label_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 63 {
+        return Err("must be 1 to 63 characters".to_owned());
+    }
+    let alphanumeric_ends = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if !alphanumeric_ends || !name.chars().all(allowed) {
+        return Err(
+            "must be alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+fn check_dns_subdomain(prefix: &str) -> Result<(), String> {
+    if prefix.is_empty() || prefix.len() > 253 {
+        return Err("must be 1 to 253 characters".to_owned());
+    }
+    let valid_part = |part: &str| {
+        !part.is_empty()
+            && part.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && part.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    if !prefix.split('.').all(valid_part) {
+        return Err("must be a DNS subdomain: lowercase alphanumerics, '-' and '.'".to_owned());
+    }
+    Ok(())
+}
+
+/// Checks an owner kind name: a letter, then letters and digits (it leads label values, where
+/// `.` separates it from the rest).
+fn check_kind(kind: &str) -> Result<(), String> {
+    if kind.is_empty() || kind.len() > 63 {
+        return Err("must be 1 to 63 characters".to_owned());
+    }
+    if !kind.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !kind.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return Err(
+            "must be a letter followed by letters and digits, like ClusterExtension".to_owned(),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<Settings, String> {
+        Settings::from_json(json.as_bytes()).and_then(|settings| {
+            settings.validate()?;
+            Ok(settings)
+        })
+    }
+
+    #[test]
+    fn empty_settings_mean_the_default_design() {
+        let settings = parse("{}").unwrap();
+        assert_eq!(settings, Settings::default());
+        assert_eq!(settings.owner_labels[0].key, "appID");
+        assert_eq!(settings.owner_labels[0].cluster_kinds, ["ClusterExtension"]);
+        assert_eq!(settings.owner_labels[0].namespaced_kinds, ["Extension"]);
+        assert_eq!(settings.adoption, Permission::Allow);
+        assert_eq!(settings.orphaning, Permission::Allow);
+        assert_eq!(parse("null").unwrap(), Settings::default());
+    }
+
+    #[test]
+    fn the_three_owner_shapes_are_accepted() {
+        let settings = parse(
+            r#"{"ownerLabels": [
+                {"key": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},
+                {"key": "olm.operatorframework.io/owner-name", "kindKey": "olm.operatorframework.io/owner-kind",
+                 "clusterKinds": ["ClusterExtension"]},
+                {"key": "camel.apache.org/operator.id"}
+            ], "adoption": "Deny", "orphaning": "Deny",
+               "exemptions": {"users": ["admin"], "groups": ["system:masters"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(settings.owner_labels.len(), 3);
+        assert!(!settings.owner_labels[2].has_kinds());
+        assert_eq!(settings.adoption, Permission::Deny);
+    }
+
+    #[test]
+    fn each_settings_error_names_its_field() {
+        let cases: &[(&str, &str)] = &[
+            (
+                r#"{"ownerLabel": []}"#,
+                "unknown field `ownerLabel`, expected one of `ownerLabels`",
+            ),
+            (
+                r#"{"ownerLabels": []}"#,
+                "ownerLabels: list at least one owner label",
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "app ID"}]}"#,
+                r#"ownerLabels[0].key: "app ID" is not a valid label key: name "app ID" must be alphanumerics"#,
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "Example.com/owner"}]}"#,
+                r#"ownerLabels[0].key: "Example.com/owner" is not a valid label key: prefix "Example.com" must be a DNS subdomain"#,
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "a"}, {"key": "b", "kindKey": "a", "clusterKinds": ["X"]}]}"#,
+                r#"ownerLabels[1].kindKey: label "a" is already guarded by another entry"#,
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "a"}, {"key": "a"}]}"#,
+                r#"ownerLabels[1].key: label "a" is already guarded by another entry"#,
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}"#,
+                r#"ownerLabels[0]: kind "X" is listed in both clusterKinds and namespacedKinds"#,
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "a", "clusterKinds": ["Cluster.Extension"]}]}"#,
+                r#"ownerLabels[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name"#,
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "a", "namespacedKinds": [""]}]}"#,
+                r#"ownerLabels[0].namespacedKinds[0]: "" is not a valid kind name"#,
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "a", "kindKey": "b"}]}"#,
+                "ownerLabels[0].kindKey: set without clusterKinds or namespacedKinds",
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "a", "kindKey": "a", "clusterKinds": ["X"]}]}"#,
+                r#"ownerLabels[0].kindKey: must differ from key "a""#,
+            ),
+            (
+                r#"{"adoption": "allow"}"#,
+                "adoption: unknown variant `allow`, expected `Allow` or `Deny`",
+            ),
+            (
+                r#"{"orphaning": "Never"}"#,
+                "orphaning: unknown variant `Never`, expected `Allow` or `Deny`",
+            ),
+            (
+                r#"{"ownerLabels": [{"kindKey": "b"}]}"#,
+                "ownerLabels[0]: missing field `key`",
+            ),
+            (
+                r#"{"exemptions": {"user": ["a"]}}"#,
+                "exemptions.user: unknown field `user`, expected `users` or `groups`",
+            ),
+            (
+                r#"{"exemptions": {"users": [""]}}"#,
+                "exemptions.users[0]: must not be empty",
+            ),
+            (
+                r#"{"exemptions": {"groups": "admins"}}"#,
+                "exemptions.groups: invalid type: string",
+            ),
+            ("[]", "settings must be a JSON object, not an array"),
+            (
+                r#"{"adoption": 1}"#,
+                "adoption: invalid type: integer `1`, expected a string",
+            ),
+            ("5", "invalid type: integer `5`, expected struct Settings"),
+            ("{", "EOF while parsing an object"),
+            ("{} x", "trailing characters"),
+        ];
+        for (json, expected) in cases {
+            let error = parse(json).expect_err(json);
+            assert!(
+                error.contains(expected),
+                "settings {json}\n  gave: {error}\n  want: {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn label_keys_follow_kubernetes_syntax() {
+        for key in [
+            "appID",
+            "a",
+            "olm.operatorframework.io/owner-name",
+            "x_y.z-1",
+            "a/b",
+        ] {
+            assert_eq!(check_label_key(key), Ok(()), "{key}");
+        }
+        let too_long = "a".repeat(64);
+        for key in [
+            "",
+            "/a",
+            "a/",
+            "-a",
+            "a-",
+            "a b",
+            "a/b/c",
+            "A.io/x",
+            too_long.as_str(),
+        ] {
+            assert!(check_label_key(key).is_err(), "{key}");
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Transition rules: how an object's owner may change from the stored object to the new one.
+//!
+//! | old  | new  | verdict                                                    |
+//! |------|------|------------------------------------------------------------|
+//! | none | none | allow                                                      |
+//! | A    | A    | allow, without re-judging A (ratcheting)                   |
+//! | none | A    | adoption: allow unless `adoption: Deny`; A must be valid   |
+//! | A    | none | orphaning: allow unless `orphaning: Deny`                  |
+//! | A    | B    | deny: an object has one owner                              |
+//!
+//! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says.
+
+use crate::owner::Claim;
+use crate::settings::Permission;
+
+/// What a transition asks of the rest of the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judgement {
+    /// Nothing to check.
+    Allow,
+    /// A new owner is set: it must be a valid owner, in scope.
+    CheckNewOwner,
+    /// The transition itself is denied.
+    Deny(Denial),
+}
+
+/// Why a transition is denied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denial {
+    /// The owner would change from one owner to another.
+    OwnerChange,
+    /// An owner would be added to an unowned object while `adoption: Deny`.
+    Adoption,
+    /// The owner would be removed while `orphaning: Deny`.
+    Orphaning,
+}
+
+/// The permissions the transition table depends on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Permissions {
+    /// `adoption` from the settings.
+    pub adoption: Permission,
+    /// `orphaning` from the settings.
+    pub orphaning: Permission,
+}
+
+/// Judges the move from `old` (`None` on CREATE) to `new` for one owner label.
+pub fn judge(old: Option<Claim<'_>>, new: Claim<'_>, permissions: Permissions) -> Judgement {
+    let Some(old) = old else {
+        return if new.is_none() {
+            Judgement::Allow
+        } else {
+            Judgement::CheckNewOwner
+        };
+    };
+    if old == new {
+        return Judgement::Allow;
+    }
+    match (old.is_none(), new.is_none()) {
+        (true, _) if permissions.adoption == Permission::Deny => Judgement::Deny(Denial::Adoption),
+        (true, _) => Judgement::CheckNewOwner,
+        (false, true) if permissions.orphaning == Permission::Deny => {
+            Judgement::Deny(Denial::Orphaning)
+        }
+        (false, true) => Judgement::Allow,
+        (false, false) => Judgement::Deny(Denial::OwnerChange),
+    }
+}
+
+impl Denial {
+    /// The rule's name, as messages and audit annotations give it.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Denial::OwnerChange => "owner change",
+            Denial::Adoption => "adoption",
+            Denial::Orphaning => "orphaning",
+        }
+    }
+
+    /// Why the rule denies, and what to do instead.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Denial::OwnerChange => {
+                "an object has one owner; remove the owner label first (both labels of a \
+                 kind/name pair), then let the new owner adopt the object"
+            }
+            Denial::Adoption => {
+                "adoption is set to Deny; create objects with their owner label instead of \
+                 labelling existing ones"
+            }
+            Denial::Orphaning => {
+                "orphaning is set to Deny; the owner label stays until the object is deleted"
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::Permission::{Allow, Deny};
+
+    const NONE: Claim = Claim {
+        value: None,
+        kind: None,
+        paired: false,
+    };
+    const A: Claim = Claim {
+        value: Some("ClusterExtension.a"),
+        kind: None,
+        paired: false,
+    };
+    const B: Claim = Claim {
+        value: Some("ClusterExtension.b"),
+        kind: None,
+        paired: false,
+    };
+    const PAIR_A: Claim = Claim {
+        value: Some("a"),
+        kind: Some("ClusterExtension"),
+        paired: true,
+    };
+    const PAIR_A_AS_EXTENSION: Claim = Claim {
+        value: Some("a"),
+        kind: Some("Extension"),
+        paired: true,
+    };
+    const HALF_A: Claim = Claim {
+        value: Some("a"),
+        kind: None,
+        paired: true,
+    };
+
+    #[test]
+    fn transition_table() {
+        use Denial::*;
+        use Judgement::{Allow as Pass, CheckNewOwner as Check, Deny as Reject};
+        #[rustfmt::skip]
+        let rows: &[(Option<Claim>, Claim, Permission, Permission, Judgement)] = &[
+            // old           new     adoption orphaning verdict
+            (Some(NONE),     NONE,   Allow, Allow, Pass),
+            (Some(NONE),     NONE,   Deny,  Deny,  Pass),
+            (Some(A),        A,      Deny,  Deny,  Pass),
+            (Some(PAIR_A),   PAIR_A, Deny,  Deny,  Pass),
+            (Some(NONE),     A,      Allow, Allow, Check),
+            (Some(NONE),     A,      Deny,  Allow, Reject(Adoption)),
+            (Some(A),        NONE,   Allow, Allow, Pass),
+            (Some(A),        NONE,   Allow, Deny,  Reject(Orphaning)),
+            (Some(A),        B,      Allow, Allow, Reject(OwnerChange)),
+            (Some(PAIR_A),   PAIR_A_AS_EXTENSION, Allow, Allow, Reject(OwnerChange)),
+            (Some(HALF_A),   PAIR_A, Allow, Allow, Reject(OwnerChange)),
+            (Some(PAIR_A),   HALF_A, Allow, Allow, Reject(OwnerChange)),
+            // CREATE: no old object; adoption does not apply
+            (None,           NONE,   Deny,  Deny,  Pass),
+            (None,           A,      Deny,  Deny,  Check),
+        ];
+        for &(old, new, adoption, orphaning, expected) in rows {
+            let permissions = Permissions {
+                adoption,
+                orphaning,
+            };
+            assert_eq!(
+                judge(old, new, permissions),
+                expected,
+                "{old:?} -> {new:?}, {permissions:?}"
+            );
+        }
+    }
+}
