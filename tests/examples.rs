@@ -1,0 +1,75 @@
+//! The deployment examples: each ClusterAdmissionPolicy agrees with metadata.yml and with the
+//! settings file its sample requests are run against, and each sample gets the verdict its
+//! name announces (`allowed-…` or `denied-…`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_yaml::Value;
+use single_owner_policy::policy;
+
+const SETUPS: [&str; 3] = ["app-id", "olm-v1", "camel-k"];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn yaml(path: PathBuf) -> Value {
+    serde_yaml::from_str(&fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn policies_agree_with_metadata_and_their_settings_file() {
+    let metadata = yaml(root().join("metadata.yml"));
+    for setup in SETUPS {
+        let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
+        let settings = yaml(root().join(format!("examples/{setup}/settings.yaml")));
+        let spec = &policy["spec"];
+        assert_eq!(policy["apiVersion"], "policies.kubewarden.io/v1", "{setup}");
+        assert_eq!(policy["kind"], "ClusterAdmissionPolicy", "{setup}");
+        assert_eq!(spec["settings"], settings, "{setup}");
+        assert_eq!(spec["rules"], metadata["rules"], "{setup}");
+        assert_eq!(spec["mutating"], metadata["mutating"], "{setup}");
+        assert_eq!(
+            spec["backgroundAudit"], metadata["backgroundAudit"],
+            "{setup}"
+        );
+        let settings = serde_json::to_vec(&settings).unwrap();
+        let response = policy::validate_settings(&settings);
+        assert!(response.valid, "{setup}: {:?}", response.message);
+    }
+}
+
+#[test]
+fn samples_get_the_verdict_their_name_announces() {
+    for setup in SETUPS {
+        let dir = root().join(format!("examples/{setup}"));
+        let settings: serde_json::Value =
+            serde_yaml::from_value(yaml(dir.join("settings.yaml"))).unwrap();
+        let mut samples = 0;
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            if !name.ends_with(".json") {
+                continue;
+            }
+            let request: serde_json::Value =
+                serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+            let payload = serde_json::json!({"request": request, "settings": settings});
+            let response = policy::validate(&serde_json::to_vec(&payload).unwrap());
+            let expected = name.starts_with("allowed-");
+            assert!(
+                expected || name.starts_with("denied-"),
+                "{setup}/{name}: name it allowed-… or denied-…"
+            );
+            assert_eq!(
+                response.accepted, expected,
+                "{setup}/{name}: {:?}",
+                response.message
+            );
+            assert_eq!(response.message.is_some(), !expected, "{setup}/{name}");
+            samples += 1;
+        }
+        assert!(samples >= 4, "{setup} has {samples} samples");
+    }
+}
