@@ -11,7 +11,7 @@ mod host;
 mod input;
 mod response;
 
-use std::{path::PathBuf, time::Duration};
+use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
@@ -114,8 +114,19 @@ impl PolicyArgs {
     }
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().command {
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line, whatever RUST_BACKTRACE says: e2e tests match on it.
+            eprintln!("Error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
         Command::Run(args) => {
             let loaded = args.load()?;
             let response = loaded.policy.validate(&loaded.request, &loaded.settings);

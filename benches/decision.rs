@@ -1,0 +1,41 @@
+//! Native cost of one decision: parsing the payload and applying every rule.
+//!
+//! `cargo bench --bench decision`; `-- --test` runs each once (as `make check` does).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use single_owner_policy::policy;
+use std::hint::black_box;
+
+fn payload(fixture: &str, settings: &str) -> Vec<u8> {
+    let path = format!("{}/test_data/{fixture}.json", env!("CARGO_MANIFEST_DIR"));
+    let request = std::fs::read_to_string(path).unwrap();
+    format!(r#"{{"request": {request}, "settings": {settings}}}"#).into_bytes()
+}
+
+fn decisions(c: &mut Criterion) {
+    let cases = [
+        (
+            "configmap create, allowed",
+            payload("configmap-create-own-namespace", "{}"),
+        ),
+        (
+            "crd update, owner change denied",
+            payload("crd-update-owner-change", "{}"),
+        ),
+        (
+            "job update, unchanged owner",
+            payload("job-update-legacy-owner", "{}"),
+        ),
+    ];
+    for (name, payload) in &cases {
+        c.bench_function(name, |b| b.iter(|| policy::validate(black_box(payload))));
+    }
+    let settings = br#"{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
+        "kindKey": "olm.operatorframework.io/owner-kind", "clusterKinds": ["ClusterExtension"]}]}"#;
+    c.bench_function("settings validation", |b| {
+        b.iter(|| policy::validate_settings(black_box(settings)))
+    });
+}
+
+criterion_group!(benches, decisions);
+criterion_main!(benches);
