@@ -107,7 +107,10 @@ fn judge_entry<'a>(
     };
     match transition::judge(old_claim, new_claim, permissions) {
         Judgement::Allow => None,
-        Judgement::Deny(denial) => Some(violation(denial.rule(), denial.reason().to_owned())),
+        Judgement::Deny(denial) => {
+            let paired = entry.kind_key.is_some();
+            Some(violation(denial.rule(), denial.reason(paired).to_owned()))
+        }
         Judgement::CheckNewOwner => match new_claim.owner(entry) {
             Err(invalid) => Some(violation("owner value", invalid.to_string())),
             Ok(owner) => {

@@ -77,12 +77,17 @@ impl Denial {
         }
     }
 
-    /// Why the rule denies, and what to do instead.
-    pub fn reason(self) -> &'static str {
+    /// Why the rule denies, and what to do instead; `paired` when the owner is a kind/name
+    /// label pair.
+    pub fn reason(self, paired: bool) -> &'static str {
         match self {
+            Denial::OwnerChange if paired => {
+                "an object has one owner; remove both owner labels first, then let the new owner \
+                 adopt the object"
+            }
             Denial::OwnerChange => {
-                "an object has one owner; remove the owner label first (both labels of a \
-                 kind/name pair), then let the new owner adopt the object"
+                "an object has one owner; remove the owner label first, then let the new owner \
+                 adopt the object"
             }
             Denial::Adoption => {
                 "adoption is set to Deny; create objects with their owner label instead of \
