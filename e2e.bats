@@ -26,19 +26,25 @@ evaluate() {
     [ "$status" -eq 0 ]
 }
 
-# A request whose labels are given as JSON: kind_request GROUP KIND NAMESPACE OPERATION OLD NEW
+# A request whose labels are given as JSON (null: no object):
+#   request GROUP KIND NAMESPACE OPERATION OLD NEW [USER]
 request() {
-    local file="$BATS_TEST_TMPDIR/request.json"
+    local file="$BATS_TEST_TMPDIR/request-$RANDOM.json"
     jq -n --arg group "$1" --arg kind "$2" --arg ns "$3" --arg op "$4" \
-        --argjson old "$5" --argjson new "$6" '{
+        --argjson old "$5" --argjson new "$6" --arg user "${7:-kubernetes-admin}" '{
         uid: "e2e", kind: {group: $group, version: "v1", kind: $kind},
         resource: {group: $group, version: "v1", resource: ($kind | ascii_downcase + "s")},
         name: "x", namespace: $ns, operation: $op,
-        userInfo: {username: "kubernetes-admin", groups: ["system:authenticated"]},
-        object: {metadata: {name: "x", labels: $new}},
+        userInfo: {username: $user, groups: ["system:authenticated"]},
+        object: (if $new == null then null else {metadata: {name: "x", labels: $new}} end),
         oldObject: (if $old == null then null else {metadata: {name: "x", labels: $old}} end)
     }' >"$file"
     echo "$file"
+}
+
+# The JSON patch of a mutating response, decoded.
+patch() {
+    jq -c '.patch | @base64d | fromjson' <<<"$output"
 }
 
 allowed() {
@@ -170,11 +176,12 @@ settings_rejected() {
 }
 
 @test "every sample request gets the verdict its name announces" {
-    for setup in app-id olm-v1 camel-k; do
+    for setup in app-id olm-v1 camel-k helm; do
         for sample in examples/$setup/*.json; do
             evaluate "examples/$setup/settings.yaml" "$sample"
             verdict=$(jq -r 'if .allowed then "allowed" else "denied" end' <<<"$output")
             [[ $(basename "$sample") == "$verdict"-* ]]
+            [[ $(basename "$sample") == *-stamped.json ]] || [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
         done
     done
 }
@@ -248,4 +255,110 @@ EOF
 @test "malformed: an UPDATE without oldObject is rejected with code 400" {
     evaluate '{}' "$(request "" ConfigMap team-a UPDATE null '{}')"
     denied 'cannot read the admission request: an UPDATE request needs `object` and `oldObject`' 400
+}
+
+# --- identities (examples/helm and examples/olm-v1, and inline settings) -------------
+
+CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "identities": [
+    {"owners": ["operator-1"], "users": ["system:serviceaccount:camel-k:camel-k-operator"]},
+    {"owners": ["operator-2"], "users": ["system:serviceaccount:camel-k-next:camel-k-operator"]}]}'
+
+@test "identity: the two-step takeover (orphan, then adopt) is denied at both steps" {
+    evaluate examples/helm/settings.yaml examples/helm/denied-crd-orphaned-by-admin.json
+    denied 'appID: identity denied for CustomResourceDefinition certificates.cert-manager.io from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
+    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:kube-prometheus-stack)"
+    denied 'appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
+}
+
+@test "identity: a release may not label something as another release's" {
+    evaluate examples/helm/settings.yaml examples/helm/denied-crd-labelled-for-other-release.json
+    denied 'appID: identity denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from none to "ClusterExtension.kube-prometheus-stack": user system:serviceaccount:helm-releases:cert-manager acts for "ClusterExtension.cert-manager", not for "ClusterExtension.kube-prometheus-stack"; only a requester acting for an owner may set it'
+}
+
+@test "writes: Owner: a hook of release B may not patch or delete release A's CRD or Job" {
+    evaluate examples/helm/settings.yaml examples/helm/denied-crd-patched-by-other-release-hook.json
+    denied 'appID: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    evaluate examples/helm/settings.yaml examples/helm/denied-job-deleted-by-other-release-hook.json
+    denied 'appID: owner writes denied for DELETE of Job cert-manager/upgrade-crds, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    evaluate examples/helm/settings.yaml examples/helm/allowed-job-deleted-by-own-release-hook.json
+    allowed
+    evaluate examples/helm/settings.yaml examples/helm/allowed-crd-upgrade-by-own-release.json
+    allowed
+}
+
+@test "writes: Any keeps label-only guarding: foreign updates and deletes are allowed" {
+    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop DELETE '{"camel.apache.org/operator.id": "operator-1"}' null system:serviceaccount:camel-k-next:camel-k-operator)"
+    allowed
+    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop UPDATE '{"camel.apache.org/operator.id": "operator-1"}' '{"camel.apache.org/operator.id": "operator-1"}' kubernetes-admin)"
+    allowed
+}
+
+@test "identity: OLM v1's one controller acts for every ClusterExtension; others may not patch" {
+    evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-crd-adoption.json
+    allowed
+    evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-crd-patched-by-admin.json
+    denied 'olm.operatorframework.io/owner-name: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+}
+
+@test "identity: Camel K operators act for their own operator id only" {
+    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop CREATE null '{"camel.apache.org/operator.id": "operator-1"}' system:serviceaccount:camel-k:camel-k-operator)"
+    allowed
+    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop CREATE null '{"camel.apache.org/operator.id": "operator-2"}' system:serviceaccount:camel-k:camel-k-operator)"
+    denied 'camel.apache.org/operator.id: identity denied for Integration shop/x from none to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
+}
+
+@test "identity: templated bindings act for the owners of their own service account" {
+    settings='{"identities": [{"owners": ["Extension.${namespace}.*"], "users": ["system:serviceaccount:*:installer"]}]}'
+    evaluate "$settings" "$(request "" ConfigMap team-a CREATE null '{"appID": "Extension.team-a.argocd"}' system:serviceaccount:team-a:installer)"
+    allowed
+    evaluate "$settings" "$(request "" ConfigMap team-a CREATE null '{"appID": "Extension.team-a.argocd"}' system:serviceaccount:team-b:installer)"
+    denied 'appID: identity denied for ConfigMap team-a/x from none to "Extension.team-a.argocd": user system:serviceaccount:team-b:installer acts for "Extension.team-b.*", not for "Extension.team-a.argocd"; only a requester acting for an owner may set it'
+}
+
+@test "stamp: a CREATE by a release's service account gets its owner label" {
+    evaluate examples/helm/settings.yaml examples/helm/allowed-crd-create-stamped.json
+    allowed
+    [ "$(jq -r .patchType <<<"$output")" = JSONPatch ]
+    [ "$(patch)" = '[{"op":"add","path":"/metadata/labels","value":{"appID":"ClusterExtension.cert-manager"}}]' ]
+}
+
+@test "stamp: both labels of a kind/name pair are stamped, beside existing labels" {
+    settings='{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name", "kindKey": "olm.operatorframework.io/owner-kind",
+        "clusterKinds": ["ClusterExtension"]}], "identities": [{"owners": ["ClusterExtension.cert-manager"],
+        "users": ["system:serviceaccount:operators:cert-manager"]}], "stamp": true}'
+    evaluate "$settings" "$(request "" ConfigMap cert-manager CREATE null '{"app": "webhook"}' system:serviceaccount:operators:cert-manager)"
+    allowed
+    [ "$(patch | jq -c 'sort_by(.path)')" = '[{"op":"add","path":"/metadata/labels/olm.operatorframework.io~1owner-kind","value":"ClusterExtension"},{"op":"add","path":"/metadata/labels/olm.operatorframework.io~1owner-name","value":"cert-manager"}]' ]
+}
+
+@test "stamp: no stamping on UPDATE, for wildcard-only requesters, or when already labelled" {
+    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{}' system:serviceaccount:helm-releases:cert-manager)"
+    allowed
+    [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" CREATE null '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:cert-manager)"
+    allowed
+    [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+    settings='{"identities": [{"owners": ["ClusterExtension.*"], "users": ["olm"]}], "stamp": true}'
+    evaluate "$settings" "$(request apiextensions.k8s.io CustomResourceDefinition "" CREATE null '{}' olm)"
+    allowed
+    [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+}
+
+@test "exemptions override identity rules, with a warning" {
+    evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-deployment-deleted-by-garbage-collector.json
+    allowed
+    [[ $(jq -r '.warnings[0]' <<<"$output") == 'exempt user system:serviceaccount:kube-system:generic-garbage-collector bypassed: olm.operatorframework.io/owner-name: owner writes denied for DELETE of Deployment cert-manager/cert-manager-webhook'* ]]
+}
+
+@test "settings: identity settings errors name their field" {
+    while IFS='|' read -r settings message; do
+        run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
+        settings_rejected "$message"
+    done <<'EOF'
+{"writes": "Owner"}|writes: Owner needs identities
+{"stamp": true}|stamp: true needs identities
+{"identities": [{"owners": ["ClusterExtension.a"]}]}|identities[0]: binds no users or groups
+{"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]: \"Extension.${ns}.*\" uses the unknown template ${ns}
+{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: \"Operator.a\" is no valid owner for any of the ownerLabels
+EOF
 }

@@ -62,6 +62,36 @@ impl<'a> Claim<'a> {
         }
     }
 
+    /// The claim an entry's labels make for an owner id (see [`Claim::id`]).
+    pub fn of_owner(entry: &OwnerLabel, id: &'a str) -> Claim<'a> {
+        let paired = entry.kind_key.is_some();
+        let (kind, value) = match id.split_once('.') {
+            Some((kind, value)) if paired => (Some(kind), value),
+            _ => (None, id),
+        };
+        Claim {
+            value: Some(value),
+            kind,
+            paired,
+        }
+    }
+
+    /// The owner id identities name owners by: the value, or `kind.value` for a kind/name pair
+    /// — the same text as the kind-in-value shape.
+    pub fn id(&self) -> String {
+        match (self.kind, self.value) {
+            (Some(kind), value) => format!("{kind}.{}", value.unwrap_or("")),
+            (None, value) => value.unwrap_or("").to_owned(),
+        }
+    }
+
+    /// The labels that carry this claim, for stamping.
+    pub fn labels<'e>(&self, entry: &'e OwnerLabel) -> Vec<(&'e str, &'a str)> {
+        let value = self.value.map(|value| (entry.key.as_str(), value));
+        let kind = entry.kind_key.as_deref().zip(self.kind);
+        value.into_iter().chain(kind).collect()
+    }
+
     /// Whether the object claims no owner at all.
     pub fn is_none(&self) -> bool {
         self.value.is_none() && self.kind.is_none()
@@ -280,6 +310,17 @@ mod tests {
         assert_eq!(app_id.to_string(), r#""ClusterExtension.a""#);
         assert_eq!(olm.to_string(), r#""ClusterExtension.a""#);
         assert!(camel.is_none());
+        assert_eq!(app_id.id(), "ClusterExtension.a");
+        assert_eq!(olm.id(), "ClusterExtension.a");
+        assert_eq!(Claim::of_owner(&entry(OLM), "ClusterExtension.a"), olm);
+        assert_eq!(
+            Claim::of_owner(&entry(APP_ID), "ClusterExtension.a"),
+            app_id
+        );
+        assert_eq!(
+            olm.labels(&entry(OLM)),
+            [(OLM_NAME, "a"), (OLM_KIND, "ClusterExtension")]
+        );
         assert_eq!(camel.to_string(), "none");
         let half = labels(&[(OLM_NAME, "a")]);
         let half_name = Claim::read(&entry(OLM), &half);

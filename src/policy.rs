@@ -1,5 +1,6 @@
-//! The decision: applies the transition and scope rules to a request, entry by entry, then the
-//! exemptions, and answers with a Kubewarden validation response.
+//! The decision: applies the transition, scope and identity rules to a request, entry by entry,
+//! then the exemptions, and answers with a Kubewarden validation response — stamping the owner
+//! label on a CREATE when the settings ask for it.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -7,10 +8,12 @@ use std::fmt;
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 
+use crate::identity::Acting;
 use crate::owner::Claim;
 use crate::request::{AdmissionRequest, Object, Operation, ValidatePayload};
 use crate::scope::{self, ObjectScope};
-use crate::settings::{OwnerLabel, Settings};
+use crate::settings::{OwnerLabel, Settings, Writes};
+use crate::stamp;
 use crate::transition::{self, Judgement, Permissions};
 
 /// The HTTP code of a denial.
@@ -22,12 +25,19 @@ pub const EXEMPTION_ANNOTATION: &str = "single-owner-policy-exemption";
 
 /// Evaluates a `validate` payload: `{"request": AdmissionRequest, "settings": Settings}`.
 pub fn validate(payload: &[u8]) -> ValidationResponse {
-    match ValidatePayload::from_json(payload) {
-        Ok(payload) => evaluate(&payload.request, &payload.settings),
-        Err(error) => reject(
-            format!("cannot read the admission request: {error}"),
-            BAD_REQUEST,
-        ),
+    let parsed = match ValidatePayload::from_json(payload) {
+        Ok(parsed) => parsed,
+        Err(error) => return unreadable(&error),
+    };
+    match evaluate(&parsed.request, &parsed.settings) {
+        Verdict::Respond(response) => response,
+        Verdict::Stamp(labels) => match stamp::stamped_object(payload, &labels) {
+            Ok(object) => ValidationResponse {
+                mutated_object: Some(object),
+                ..accept()
+            },
+            Err(error) => unreadable(&error),
+        },
     }
 }
 
@@ -45,85 +55,184 @@ pub fn validate_settings(payload: &[u8]) -> SettingsValidationResponse {
     }
 }
 
+/// What the policy answers to a request.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Answer with this response.
+    Respond(ValidationResponse),
+    /// Accept the object with these labels added: `(key, value)`.
+    Stamp(Vec<(String, String)>),
+}
+
 /// Applies every rule to a request.
-pub fn evaluate(request: &AdmissionRequest<'_>, settings: &Settings) -> ValidationResponse {
-    if !request.sub_resource.is_empty() {
-        return accept();
-    }
+pub fn evaluate(request: &AdmissionRequest<'_>, settings: &Settings) -> Verdict {
+    let acting = (!settings.identities.is_empty())
+        .then(|| Acting::of(&request.user_info, &settings.identities));
+    let guards_deletes = acting.is_some() && settings.writes == Writes::Owner;
     let (old, new) = match (request.operation, &request.old_object, &request.object) {
-        (Operation::Create, _, Some(new)) => (None, new),
-        (Operation::Update, Some(old), Some(new)) => (Some(old), new),
-        (Operation::Delete | Operation::Connect, _, _) => return accept(),
+        _ if !request.sub_resource.is_empty() => return Verdict::Respond(accept()),
+        (Operation::Create, _, Some(new)) => (None, Some(new)),
+        (Operation::Update, Some(old), Some(new)) => (Some(old), Some(new)),
+        (Operation::Delete, Some(old), _) if guards_deletes => (Some(old), None),
+        (Operation::Delete, _, _) if guards_deletes => {
+            return Verdict::Respond(unreadable("a DELETE request needs `oldObject`"));
+        }
+        (Operation::Delete | Operation::Connect, _, _) => return Verdict::Respond(accept()),
         (Operation::Create, _, None) => {
-            return reject(
-                "cannot read the admission request: a CREATE request needs `object`".to_owned(),
-                BAD_REQUEST,
-            );
+            return Verdict::Respond(unreadable("a CREATE request needs `object`"));
         }
         (Operation::Update, _, _) => {
-            return reject(
-                "cannot read the admission request: an UPDATE request needs `object` and `oldObject`"
-                    .to_owned(),
-                BAD_REQUEST,
-            );
+            return Verdict::Respond(unreadable(
+                "an UPDATE request needs `object` and `oldObject`",
+            ));
         }
+    };
+    let context = Context {
+        request,
+        settings,
+        acting: acting.as_ref(),
     };
     let violations: Vec<Violation> = settings
         .owner_labels
         .iter()
-        .filter_map(|entry| judge_entry(entry, settings, request, old, new))
+        .filter_map(|entry| context.judge(entry, old, new))
         .collect();
     if violations.is_empty() {
-        return accept();
+        return match (settings.stamp, new, context.acting) {
+            (true, Some(new), Some(acting)) if old.is_none() => context.stamp(new, acting),
+            _ => Verdict::Respond(accept()),
+        };
     }
     let messages = violations.iter().map(ToString::to_string);
-    match exemption(request, settings) {
+    Verdict::Respond(match exemption(request, settings) {
         Some(exempt) => accept_exempt(&exempt, messages.collect()),
         None => reject(messages.collect::<Vec<_>>().join("; "), DENIED),
-    }
+    })
 }
 
-/// Applies the rules of one owner label entry.
-fn judge_entry<'a>(
-    entry: &'a OwnerLabel,
-    settings: &Settings,
+/// What every entry's rules read.
+struct Context<'a> {
     request: &'a AdmissionRequest<'a>,
-    old: Option<&'a Object<'a>>,
-    new: &'a Object<'a>,
-) -> Option<Violation<'a>> {
-    let old_claim = old.map(|old| Claim::read(entry, &old.metadata.labels));
-    let new_claim = Claim::read(entry, &new.metadata.labels);
-    let permissions = Permissions {
-        adoption: settings.adoption,
-        orphaning: settings.orphaning,
-    };
-    let violation = |rule, reason| Violation {
-        key: &entry.key,
-        rule,
-        object: ObjectRef::of(request, new),
-        old: old_claim.unwrap_or_default(),
-        new: new_claim,
-        reason,
-    };
-    match transition::judge(old_claim, new_claim, permissions) {
-        Judgement::Allow => None,
-        Judgement::Deny(denial) => {
-            let paired = entry.kind_key.is_some();
-            Some(violation(denial.rule(), denial.reason(paired).to_owned()))
-        }
-        Judgement::CheckNewOwner => match new_claim.owner(entry) {
-            Err(invalid) => Some(violation("owner value", invalid.to_string())),
-            Ok(owner) => {
-                let scope = request.object_scope();
-                scope::check(&owner, scope).err().map(|outside| {
+    settings: &'a Settings,
+    /// The owners the requester acts for; `None` without identities.
+    acting: Option<&'a Acting>,
+}
+
+impl<'a> Context<'a> {
+    /// Applies the rules of one owner label entry. `old` is `None` on CREATE, `new` on DELETE.
+    fn judge(
+        &self,
+        entry: &'a OwnerLabel,
+        old: Option<&'a Object<'a>>,
+        new: Option<&'a Object<'a>>,
+    ) -> Option<Violation<'a>> {
+        let old_claim = old.map(|old| Claim::read(entry, &old.metadata.labels));
+        let Some(new) = new else {
+            // DELETE, under `writes: Owner`.
+            return self.check_writes(entry, old_claim.unwrap_or_default(), None);
+        };
+        let new_claim = Claim::read(entry, &new.metadata.labels);
+        let violation = |rule, reason| Violation {
+            key: &entry.key,
+            rule,
+            object: ObjectRef::of(self.request, new),
+            old: old_claim.unwrap_or_default(),
+            new: Some(new_claim),
+            reason,
+        };
+        let permissions = Permissions {
+            adoption: self.settings.adoption,
+            orphaning: self.settings.orphaning,
+        };
+        match transition::judge(old_claim, new_claim, permissions) {
+            Judgement::Allow => None,
+            Judgement::Deny(denial) => {
+                let paired = entry.kind_key.is_some();
+                Some(violation(denial.rule(), denial.reason(paired).to_owned()))
+            }
+            Judgement::Keep => self.check_writes(entry, new_claim, Some(new)),
+            Judgement::Remove => self
+                .not_acting_for(old_claim.unwrap_or_default(), "remove")
+                .map(|reason| violation("identity", reason)),
+            Judgement::Set => {
+                let owner = match new_claim.owner(entry) {
+                    Ok(owner) => owner,
+                    Err(invalid) => return Some(violation("owner value", invalid.to_string())),
+                };
+                let scope = self.request.object_scope();
+                if let Err(outside) = scope::check(&owner, scope) {
                     let rule = match scope {
                         ObjectScope::Cluster => "cluster scope",
                         ObjectScope::Namespace(_) => "namespace scope",
                     };
-                    violation(rule, outside.to_string())
-                })
+                    return Some(violation(rule, outside.to_string()));
+                }
+                self.not_acting_for(new_claim, "set")
+                    .map(|reason| violation("identity", reason))
             }
-        },
+        }
+    }
+
+    /// Under `writes: Owner`, an UPDATE (`object` given) or DELETE of an owned object requires
+    /// acting for its owner.
+    fn check_writes(
+        &self,
+        entry: &'a OwnerLabel,
+        owner: Claim<'a>,
+        object: Option<&'a Object<'a>>,
+    ) -> Option<Violation<'a>> {
+        if self.settings.writes != Writes::Owner || owner.is_none() {
+            return None;
+        }
+        let reason = self.not_acting_for(owner, "update or delete")?;
+        Some(Violation {
+            key: &entry.key,
+            rule: "owner writes",
+            object: ObjectRef::of(self.request, object.or(self.request.old_object.as_ref())?),
+            old: owner,
+            new: object.map(|_| owner),
+            reason: format!("{reason} (writes: Owner)"),
+        })
+    }
+
+    /// Why the requester may not `act` on `owner`, when identities are set and it does not act
+    /// for that owner.
+    fn not_acting_for(&self, owner: Claim<'_>, act: &str) -> Option<String> {
+        let acting = self.acting?;
+        if acting.acts_for(&owner.id()) {
+            return None;
+        }
+        let user = &self.request.user_info.username;
+        Some(format!(
+            "user {user} acts for {acting}, not for {owner}; only a requester acting for an \
+             owner may {act} it"
+        ))
+    }
+
+    /// Stamps the one owner the requester acts for on a new object, in the first owner label
+    /// whose shape reads it as a valid owner in scope. An object that already carries that
+    /// owner, or any owner in that label, is left as it is.
+    fn stamp(&self, new: &Object<'_>, acting: &Acting) -> Verdict {
+        let Some(owner) = acting.single_owner() else {
+            return Verdict::Respond(accept());
+        };
+        let scope = self.request.object_scope();
+        let target = self.settings.owner_labels.iter().find_map(|entry| {
+            let claim = Claim::of_owner(entry, owner);
+            let valid = claim.owner(entry).ok()?;
+            scope::check(&valid, scope).ok()?;
+            Some((entry, claim))
+        });
+        match target {
+            Some((entry, claim)) if Claim::read(entry, &new.metadata.labels).is_none() => {
+                let labels = claim.labels(entry);
+                let owned = labels
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()));
+                Verdict::Stamp(owned.collect())
+            }
+            _ => Verdict::Respond(accept()),
+        }
     }
 }
 
@@ -133,17 +242,31 @@ struct Violation<'a> {
     rule: &'static str,
     object: ObjectRef<'a>,
     old: Claim<'a>,
-    new: Claim<'a>,
+    /// The new owner; `None` on DELETE.
+    new: Option<Claim<'a>>,
     reason: String,
 }
 
 impl fmt::Display for Violation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {} denied for {} from {} to {}: {}",
-            self.key, self.rule, self.object, self.old, self.new, self.reason
-        )
+        let Violation {
+            key, rule, object, ..
+        } = self;
+        match self.new {
+            None => write!(f, "{key}: {rule} denied for DELETE of {object}")?,
+            Some(new) if new == self.old => {
+                write!(f, "{key}: {rule} denied for UPDATE of {object}")?
+            }
+            Some(new) => write!(
+                f,
+                "{key}: {rule} denied for {object} from {} to {new}",
+                self.old
+            )?,
+        }
+        if self.new.is_none() || self.new == Some(self.old) {
+            write!(f, ", owned by {}", self.old)?;
+        }
+        write!(f, ": {}", self.reason)
     }
 }
 
@@ -234,4 +357,12 @@ fn reject(message: String, code: u16) -> ValidationResponse {
         code: Some(code),
         ..accept()
     }
+}
+
+/// Rejects a request the policy cannot read, saying why.
+fn unreadable(why: &str) -> ValidationResponse {
+    reject(
+        format!("cannot read the admission request: {why}"),
+        BAD_REQUEST,
+    )
 }

@@ -5,6 +5,9 @@
 
 use serde::Deserialize;
 
+use crate::identity::TEMPLATES;
+use crate::owner::Claim;
+
 /// The owner label of the default settings.
 pub const DEFAULT_OWNER_LABEL: &str = "appID";
 
@@ -24,6 +27,15 @@ pub struct Settings {
     /// Requesters whose requests are accepted even where a rule would deny them.
     #[serde(default)]
     pub exemptions: Exemptions,
+    /// Who acts for which owners; empty means the labels alone are guarded.
+    #[serde(default)]
+    pub identities: Vec<Identity>,
+    /// Who may UPDATE or DELETE an owned object.
+    #[serde(default)]
+    pub writes: Writes,
+    /// Whether to stamp the owner label on a CREATE by a requester acting for one owner.
+    #[serde(default)]
+    pub stamp: bool,
 }
 
 /// One guarded owner label, and how to read an owner out of it.
@@ -53,6 +65,31 @@ pub enum Permission {
     Deny,
 }
 
+/// Who may UPDATE or DELETE an object that has an owner.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Writes {
+    /// Anyone the rest of the rules allow: only the owner labels are guarded.
+    #[default]
+    Any,
+    /// Only a requester acting for the object's owner.
+    Owner,
+}
+
+/// Requesters bound to the owners they act for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// Owner patterns: exact owners (`ClusterExtension.cert-manager`, `operator-1`), `*`
+    /// wildcards, and `${namespace}` / `${name}` of the requesting service account.
+    pub owners: Vec<String>,
+    /// User name patterns (`*` wildcards), as in `request.userInfo.username`.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Group patterns (`*` wildcards), as in `request.userInfo.groups`.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
 /// Users and groups whose requests bypass the rules (with a warning and an audit annotation).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,14 +103,44 @@ pub struct Exemptions {
 }
 
 impl<'de> Deserialize<'de> for Permission {
-    /// Reads `Allow` or `Deny`; any other value, of any type, is named in the error.
+    /// Reads `Allow` or `Deny`.
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match String::deserialize(deserializer)?.as_str() {
-            "Allow" => Ok(Permission::Allow),
-            "Deny" => Ok(Permission::Deny),
-            other => Err(serde::de::Error::unknown_variant(other, &["Allow", "Deny"])),
-        }
+        choice(
+            deserializer,
+            &["Allow", "Deny"],
+            &[Permission::Allow, Permission::Deny],
+        )
     }
+}
+
+impl<'de> Deserialize<'de> for Writes {
+    /// Reads `Any` or `Owner`.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        choice(
+            deserializer,
+            &["Any", "Owner"],
+            &[Writes::Any, Writes::Owner],
+        )
+    }
+}
+
+/// Reads one of a few names; any other value, of any type, is named in the error.
+fn choice<'de, D, T>(
+    deserializer: D,
+    names: &'static [&'static str],
+    values: &[T],
+) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Copy,
+{
+    let name = String::deserialize(deserializer)?;
+    names
+        .iter()
+        .zip(values)
+        .find(|(known, _)| **known == name)
+        .map(|(_, value)| *value)
+        .ok_or_else(|| serde::de::Error::unknown_variant(&name, names))
 }
 
 fn default_owner_labels() -> Vec<OwnerLabel> {
@@ -92,6 +159,9 @@ impl Default for Settings {
             adoption: Permission::default(),
             orphaning: Permission::default(),
             exemptions: Exemptions::default(),
+            identities: Vec::new(),
+            writes: Writes::default(),
+            stamp: false,
         }
     }
 }
@@ -132,6 +202,25 @@ impl Settings {
         }
         check_names("exemptions.users", &self.exemptions.users, &mut problems);
         check_names("exemptions.groups", &self.exemptions.groups, &mut problems);
+        for (index, identity) in self.identities.iter().enumerate() {
+            identity.check(&format!("identities[{index}]"), self, &mut problems);
+        }
+        if self.identities.is_empty() {
+            if self.writes == Writes::Owner {
+                problems.push(
+                    "writes: Owner needs identities; without them nobody acts for an owner and \
+                     no owned object could be changed"
+                        .to_owned(),
+                );
+            }
+            if self.stamp {
+                problems.push(
+                    "stamp: true needs identities; the owner to stamp is the one the requester \
+                     acts for"
+                        .to_owned(),
+                );
+            }
+        }
         if problems.is_empty() {
             Ok(())
         } else {
@@ -196,6 +285,58 @@ impl OwnerLabel {
             }
         }
     }
+}
+
+impl Identity {
+    fn check(&self, field: &str, settings: &Settings, problems: &mut Vec<String>) {
+        if self.owners.is_empty() {
+            problems.push(format!(
+                "{field}.owners: list at least one owner or owner pattern"
+            ));
+        }
+        for (index, pattern) in self.owners.iter().enumerate() {
+            if let Err(why) = check_owner_pattern(pattern, settings) {
+                problems.push(format!("{field}.owners[{index}]: {pattern:?} {why}"));
+            }
+        }
+        if self.users.is_empty() && self.groups.is_empty() {
+            problems.push(format!(
+                "{field}: binds no users or groups; list who acts for these owners"
+            ));
+        }
+        check_names(&format!("{field}.users"), &self.users, problems);
+        check_names(&format!("{field}.groups"), &self.groups, problems);
+    }
+}
+
+/// Checks an owner pattern: label value characters, `*`, and the known templates; an exact
+/// owner must be a valid owner for one of the owner labels.
+fn check_owner_pattern(pattern: &str, settings: &Settings) -> Result<(), String> {
+    let mut rest = pattern.to_owned();
+    for template in TEMPLATES {
+        rest = rest.replace(template, "");
+    }
+    if let Some(at) = rest.find("${") {
+        let unknown = rest[at..].split_inclusive('}').next().unwrap_or_default();
+        return Err(format!(
+            "uses the unknown template {unknown}; the templates are {}",
+            TEMPLATES.join(" and ")
+        ));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '*');
+    if pattern.is_empty() || !rest.chars().all(allowed) {
+        return Err(
+            "is not an owner pattern: use label value characters (alphanumerics, '-', '_', '.'), \
+             '*' wildcards and ${namespace} or ${name}"
+                .to_owned(),
+        );
+    }
+    let exact = !pattern.contains(['*', '$']);
+    let valid_somewhere = |entry: &OwnerLabel| Claim::of_owner(entry, pattern).owner(entry).is_ok();
+    if exact && !settings.owner_labels.iter().any(valid_somewhere) {
+        return Err("is no valid owner for any of the ownerLabels".to_owned());
+    }
+    Ok(())
 }
 
 fn check_names(field: &str, names: &[String], problems: &mut Vec<String>) {
@@ -310,6 +451,21 @@ mod tests {
     }
 
     #[test]
+    fn identities_accept_exact_owners_patterns_and_templates() {
+        let settings = parse(
+            r#"{"identities": [
+                {"owners": ["ClusterExtension.cert-manager"], "users": ["system:serviceaccount:cert-manager:installer"]},
+                {"owners": ["ClusterExtension.*"], "users": ["system:serviceaccount:olmv1-system:*"]},
+                {"owners": ["Extension.${namespace}.*", "ClusterExtension.${name}"], "groups": ["installers"]}
+            ], "writes": "Owner", "stamp": true}"#,
+        )
+        .unwrap();
+        assert_eq!(settings.identities.len(), 3);
+        assert_eq!(settings.writes, Writes::Owner);
+        assert!(settings.stamp);
+    }
+
+    #[test]
     fn each_settings_error_names_its_field() {
         let cases: &[(&str, &str)] = &[
             (
@@ -379,6 +535,44 @@ mod tests {
             (
                 r#"{"exemptions": {"groups": "admins"}}"#,
                 "exemptions.groups: invalid type: string",
+            ),
+            (r#"{"writes": "Owner"}"#, "writes: Owner needs identities"),
+            (r#"{"stamp": true}"#, "stamp: true needs identities"),
+            (
+                r#"{"stamp": "yes"}"#,
+                "stamp: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                r#"{"writes": "owner"}"#,
+                "writes: unknown variant `owner`, expected `Any` or `Owner`",
+            ),
+            (
+                r#"{"identities": [{"owner": ["ClusterExtension.a"], "users": ["a"]}]}"#,
+                "identities[0].owner: unknown field `owner`, expected one of `owners`, `users`, `groups`",
+            ),
+            (
+                r#"{"identities": [{"owners": [], "users": ["a"]}]}"#,
+                "identities[0].owners: list at least one owner or owner pattern",
+            ),
+            (
+                r#"{"identities": [{"owners": ["ClusterExtension.a"]}]}"#,
+                "identities[0]: binds no users or groups; list who acts for these owners",
+            ),
+            (
+                r#"{"identities": [{"owners": ["ClusterExtension.a"], "users": [""]}]}"#,
+                "identities[0].users[0]: must not be empty",
+            ),
+            (
+                r#"{"identities": [{"owners": ["Extension.${ns}.*"], "groups": ["g"]}]}"#,
+                r#"identities[0].owners[0]: "Extension.${ns}.*" uses the unknown template ${ns}; the templates are ${namespace} and ${name}"#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}"#,
+                r#"identities[0].owners[0]: "Cluster Extension/a" is not an owner pattern"#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}"#,
+                r#"identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerLabels"#,
             ),
             ("[]", "settings must be a JSON object, not an array"),
             (

@@ -1,14 +1,16 @@
 //! Transition rules: how an object's owner may change from the stored object to the new one.
 //!
-//! | old  | new  | verdict                                                    |
-//! |------|------|------------------------------------------------------------|
-//! | none | none | allow                                                      |
-//! | A    | A    | allow, without re-judging A (ratcheting)                   |
-//! | none | A    | adoption: allow unless `adoption: Deny`; A must be valid   |
-//! | A    | none | orphaning: allow unless `orphaning: Deny`                  |
-//! | A    | B    | deny: an object has one owner                              |
+//! | old  | new  | verdict                                                         |
+//! |------|------|-----------------------------------------------------------------|
+//! | none | none | allow                                                           |
+//! | A    | A    | keep: allow, without re-judging A (ratcheting)                  |
+//! | none | A    | set (adoption): unless `adoption: Deny`; A must be valid        |
+//! | A    | none | remove (orphaning): unless `orphaning: Deny`                    |
+//! | A    | B    | deny: an object has one owner                                   |
 //!
 //! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says.
+//! With identities, setting and removing an owner, and under `writes: Owner` keeping one, also
+//! require the requester to act for that owner (see [`crate::policy`]).
 
 use crate::owner::Claim;
 use crate::settings::Permission;
@@ -16,10 +18,14 @@ use crate::settings::Permission;
 /// What a transition asks of the rest of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judgement {
-    /// Nothing to check.
+    /// No owner before or after: nothing to check.
     Allow,
+    /// The owner stays as it is.
+    Keep,
     /// A new owner is set: it must be a valid owner, in scope.
-    CheckNewOwner,
+    Set,
+    /// The owner is removed.
+    Remove,
     /// The transition itself is denied.
     Deny(Denial),
 }
@@ -50,19 +56,20 @@ pub fn judge(old: Option<Claim<'_>>, new: Claim<'_>, permissions: Permissions) -
         return if new.is_none() {
             Judgement::Allow
         } else {
-            Judgement::CheckNewOwner
+            Judgement::Set
         };
     };
-    if old == new {
-        return Judgement::Allow;
-    }
     match (old.is_none(), new.is_none()) {
-        (true, _) if permissions.adoption == Permission::Deny => Judgement::Deny(Denial::Adoption),
-        (true, _) => Judgement::CheckNewOwner,
+        (true, true) => Judgement::Allow,
+        _ if old == new => Judgement::Keep,
+        (true, false) if permissions.adoption == Permission::Deny => {
+            Judgement::Deny(Denial::Adoption)
+        }
+        (true, false) => Judgement::Set,
         (false, true) if permissions.orphaning == Permission::Deny => {
             Judgement::Deny(Denial::Orphaning)
         }
-        (false, true) => Judgement::Allow,
+        (false, true) => Judgement::Remove,
         (false, false) => Judgement::Deny(Denial::OwnerChange),
     }
 }
@@ -139,17 +146,17 @@ mod tests {
     #[test]
     fn transition_table() {
         use Denial::*;
-        use Judgement::{Allow as Pass, CheckNewOwner as Check, Deny as Reject};
+        use Judgement::{Allow as Pass, Deny as Reject, Keep, Remove, Set};
         #[rustfmt::skip]
         let rows: &[(Option<Claim>, Claim, Permission, Permission, Judgement)] = &[
             // old           new     adoption orphaning verdict
             (Some(NONE),     NONE,   Allow, Allow, Pass),
             (Some(NONE),     NONE,   Deny,  Deny,  Pass),
-            (Some(A),        A,      Deny,  Deny,  Pass),
-            (Some(PAIR_A),   PAIR_A, Deny,  Deny,  Pass),
-            (Some(NONE),     A,      Allow, Allow, Check),
+            (Some(A),        A,      Deny,  Deny,  Keep),
+            (Some(PAIR_A),   PAIR_A, Deny,  Deny,  Keep),
+            (Some(NONE),     A,      Allow, Allow, Set),
             (Some(NONE),     A,      Deny,  Allow, Reject(Adoption)),
-            (Some(A),        NONE,   Allow, Allow, Pass),
+            (Some(A),        NONE,   Allow, Allow, Remove),
             (Some(A),        NONE,   Allow, Deny,  Reject(Orphaning)),
             (Some(A),        B,      Allow, Allow, Reject(OwnerChange)),
             (Some(PAIR_A),   PAIR_A_AS_EXTENSION, Allow, Allow, Reject(OwnerChange)),
@@ -157,7 +164,7 @@ mod tests {
             (Some(PAIR_A),   HALF_A, Allow, Allow, Reject(OwnerChange)),
             // CREATE: no old object; adoption does not apply
             (None,           NONE,   Deny,  Deny,  Pass),
-            (None,           A,      Deny,  Deny,  Check),
+            (None,           A,      Deny,  Deny,  Set),
         ];
         for &(old, new, adoption, orphaning, expected) in rows {
             let permissions = Permissions {

@@ -1,6 +1,6 @@
 //! The deployment examples: each ClusterAdmissionPolicy agrees with metadata.yml and with the
 //! settings file its sample requests are run against, and each sample gets the verdict its
-//! name announces (`allowed-…` or `denied-…`).
+//! name announces (`allowed-…` or `denied-…`; `…-stamped` when the policy adds the owner label).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_yaml::Value;
 use single_owner_policy::policy;
 
-const SETUPS: [&str; 3] = ["app-id", "olm-v1", "camel-k"];
+const SETUPS: [&str; 4] = ["app-id", "olm-v1", "camel-k", "helm"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,10 +28,31 @@ fn policies_agree_with_metadata_and_their_settings_file() {
         assert_eq!(policy["apiVersion"], "policies.kubewarden.io/v1", "{setup}");
         assert_eq!(policy["kind"], "ClusterAdmissionPolicy", "{setup}");
         assert_eq!(spec["settings"], settings, "{setup}");
-        assert_eq!(spec["rules"], metadata["rules"], "{setup}");
-        assert_eq!(spec["mutating"], metadata["mutating"], "{setup}");
         assert_eq!(
             spec["backgroundAudit"], metadata["backgroundAudit"],
+            "{setup}"
+        );
+        // The policy may mutate, and evaluates DELETE, only where the settings need it to.
+        let stamps = settings["stamp"].as_bool().unwrap_or(false);
+        assert_eq!(spec["mutating"].as_bool(), Some(stamps), "{setup}");
+        assert!(
+            !stamps || metadata["mutating"].as_bool().unwrap(),
+            "{setup}"
+        );
+        let (rule, all) = (&spec["rules"][0], &metadata["rules"][0]);
+        for field in ["apiGroups", "apiVersions", "resources"] {
+            assert_eq!(rule[field], all[field], "{setup}: {field}");
+        }
+        let operations = rule["operations"].as_sequence().unwrap();
+        let supported = all["operations"].as_sequence().unwrap();
+        assert!(
+            operations.iter().all(|op| supported.contains(op)),
+            "{setup}: {operations:?}"
+        );
+        let guards_deletes = settings["writes"].as_str() == Some("Owner");
+        assert_eq!(
+            operations.contains(&Value::from("DELETE")),
+            guards_deletes,
             "{setup}"
         );
         let settings = serde_json::to_vec(&settings).unwrap();
@@ -68,6 +89,8 @@ fn samples_get_the_verdict_their_name_announces() {
                 response.message
             );
             assert_eq!(response.message.is_some(), !expected, "{setup}/{name}");
+            let stamped = name.ends_with("-stamped.json");
+            assert_eq!(response.mutated_object.is_some(), stamped, "{setup}/{name}");
             samples += 1;
         }
         assert!(samples >= 4, "{setup} has {samples} samples");
