@@ -2,13 +2,14 @@
 //!
 //! This file is only the waPC glue; the decision lives in [`policy`].
 
+pub mod handoff;
 pub mod identity;
+pub mod mutation;
 pub mod owner;
 pub mod policy;
 pub mod request;
 pub mod scope;
 pub mod settings;
-pub mod stamp;
 pub mod transition;
 
 use kubewarden_policy_sdk::protocol_version_guest;

@@ -1,6 +1,6 @@
-//! The decision: applies the transition, scope and identity rules to a request, entry by entry,
-//! then the exemptions, and answers with a Kubewarden validation response — stamping the owner
-//! label on a CREATE when the settings ask for it.
+//! The decision: applies the transition, scope, identity and handoff rules to a request, then
+//! the exemptions, and answers with a Kubewarden validation response — mutating the object when
+//! the owner label is stamped or a consumed offer removed.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -8,13 +8,14 @@ use std::fmt;
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 
+use crate::handoff::{self, OfferRule};
 use crate::identity::Acting;
+use crate::mutation::{self, Mutation};
 use crate::owner::Claim;
 use crate::request::{AdmissionRequest, Object, Operation, ValidatePayload};
 use crate::scope::{self, ObjectScope};
 use crate::settings::{OwnerLabel, Settings, Writes};
-use crate::stamp;
-use crate::transition::{self, Judgement, Permissions};
+use crate::transition::{self, Denial, Judgement, Permissions};
 
 /// The HTTP code of a denial.
 pub const DENIED: u16 = 403;
@@ -31,7 +32,7 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
     };
     match evaluate(&parsed.request, &parsed.settings) {
         Verdict::Respond(response) => response,
-        Verdict::Stamp(labels) => match stamp::stamped_object(payload, &labels) {
+        Verdict::Mutate(change) => match mutation::mutated_object(payload, &change) {
             Ok(object) => ValidationResponse {
                 mutated_object: Some(object),
                 ..accept()
@@ -60,8 +61,8 @@ pub fn validate_settings(payload: &[u8]) -> SettingsValidationResponse {
 pub enum Verdict {
     /// Answer with this response.
     Respond(ValidationResponse),
-    /// Accept the object with these labels added: `(key, value)`.
-    Stamp(Vec<(String, String)>),
+    /// Accept the object, changed so.
+    Mutate(Mutation),
 }
 
 /// Applies every rule to a request.
@@ -87,20 +88,45 @@ pub fn evaluate(request: &AdmissionRequest<'_>, settings: &Settings) -> Verdict 
             ));
         }
     };
+    let offer = |object: Option<&Object<'_>>| match object {
+        Some(object) => object
+            .metadata
+            .annotation(&settings.transfer_annotation)
+            .map(|offer| offer.map(|text| text.0.into_owned())),
+        None => Ok(None),
+    };
+    let (old_offer, new_offer) = match (offer(old), offer(new)) {
+        (Ok(old), Ok(new)) => (old, new),
+        (Err(error), _) => return Verdict::Respond(unreadable(&format!("oldObject.{error}"))),
+        (_, Err(error)) => return Verdict::Respond(unreadable(&format!("object.{error}"))),
+    };
     let context = Context {
         request,
         settings,
         acting: acting.as_ref(),
+        offered: old_offer.as_deref(),
     };
-    let violations: Vec<Violation> = settings
+    let mut violations: Vec<Violation> = settings
         .owner_labels
         .iter()
         .filter_map(|entry| context.judge(entry, old, new))
         .collect();
+    let mut change = Mutation::default();
+    if let Some(new) = new {
+        match context.judge_offer(old, new, new_offer.as_deref()) {
+            Ok(false) => {}
+            Ok(true) => change.remove_annotation = Some(settings.transfer_annotation.clone()),
+            Err(offer_violations) => violations.extend(offer_violations),
+        }
+    }
     if violations.is_empty() {
-        return match (settings.stamp, new, context.acting) {
-            (true, Some(new), Some(acting)) if old.is_none() => context.stamp(new, acting),
-            _ => Verdict::Respond(accept()),
+        if let (true, Some(new), Some(acting), None) = (settings.stamp, new, context.acting, old) {
+            change.labels = context.stamp(new, acting);
+        }
+        return if change == Mutation::default() {
+            Verdict::Respond(accept())
+        } else {
+            Verdict::Mutate(change)
         };
     }
     let messages = violations.iter().map(ToString::to_string);
@@ -110,12 +136,14 @@ pub fn evaluate(request: &AdmissionRequest<'_>, settings: &Settings) -> Verdict 
     })
 }
 
-/// What every entry's rules read.
+/// What the rules read besides the owner labels.
 struct Context<'a> {
     request: &'a AdmissionRequest<'a>,
     settings: &'a Settings,
     /// The owners the requester acts for; `None` without identities.
     acting: Option<&'a Acting>,
+    /// The owner the stored object is offered to, if any.
+    offered: Option<&'a str>,
 }
 
 impl<'a> Context<'a> {
@@ -129,43 +157,45 @@ impl<'a> Context<'a> {
         let old_claim = old.map(|old| Claim::read(entry, &old.metadata.labels));
         let Some(new) = new else {
             // DELETE, under `writes: Owner`.
-            return self.check_writes(entry, old_claim.unwrap_or_default(), None);
+            let old = old?;
+            let owner = old_claim.unwrap_or_default();
+            return self.check_writes(entry, owner, old);
         };
         let new_claim = Claim::read(entry, &new.metadata.labels);
-        let violation = |rule, reason| Violation {
-            key: &entry.key,
-            rule,
-            object: ObjectRef::of(self.request, new),
-            old: old_claim.unwrap_or_default(),
-            new: Some(new_claim),
-            reason,
+        let violation = |rule, reason| {
+            self.violation(
+                &entry.key,
+                rule,
+                new,
+                old_claim.unwrap_or_default(),
+                new_claim,
+                reason,
+            )
         };
         let permissions = Permissions {
             adoption: self.settings.adoption,
             orphaning: self.settings.orphaning,
         };
-        match transition::judge(old_claim, new_claim, permissions) {
+        match transition::judge(old_claim, new_claim, self.offered, permissions) {
             Judgement::Allow => None,
-            Judgement::Deny(denial) => {
-                let paired = entry.kind_key.is_some();
-                Some(violation(denial.rule(), denial.reason(paired).to_owned()))
+            Judgement::Deny(Denial::OwnerChange) => {
+                // A receiver that could not own the object is the first thing to fix.
+                if let Err((rule, reason)) = self.check_owner(entry, new_claim) {
+                    return Some(violation(rule, reason));
+                }
+                let annotation = &self.settings.transfer_annotation;
+                let hint = handoff::change_hint(annotation, self.offered, &new_claim.id());
+                let reason = format!("{}; {hint}", Denial::OwnerChange.reason());
+                Some(violation(Denial::OwnerChange.rule(), reason))
             }
-            Judgement::Keep => self.check_writes(entry, new_claim, Some(new)),
+            Judgement::Deny(denial) => Some(violation(denial.rule(), denial.reason().to_owned())),
+            Judgement::Keep => self.check_writes(entry, new_claim, new),
             Judgement::Remove => self
                 .not_acting_for(old_claim.unwrap_or_default(), "remove")
                 .map(|reason| violation("identity", reason)),
-            Judgement::Set => {
-                let owner = match new_claim.owner(entry) {
-                    Ok(owner) => owner,
-                    Err(invalid) => return Some(violation("owner value", invalid.to_string())),
-                };
-                let scope = self.request.object_scope();
-                if let Err(outside) = scope::check(&owner, scope) {
-                    let rule = match scope {
-                        ObjectScope::Cluster => "cluster scope",
-                        ObjectScope::Namespace(_) => "namespace scope",
-                    };
-                    return Some(violation(rule, outside.to_string()));
+            Judgement::Set | Judgement::Accept => {
+                if let Err((rule, reason)) = self.check_owner(entry, new_claim) {
+                    return Some(violation(rule, reason));
                 }
                 self.not_acting_for(new_claim, "set")
                     .map(|reason| violation("identity", reason))
@@ -173,26 +203,116 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Under `writes: Owner`, an UPDATE (`object` given) or DELETE of an owned object requires
-    /// acting for its owner.
+    /// Checks that a claim names a valid owner, in scope for the request's object.
+    fn check_owner(
+        &self,
+        entry: &OwnerLabel,
+        claim: Claim<'_>,
+    ) -> Result<(), (&'static str, String)> {
+        let owner = claim
+            .owner(entry)
+            .map_err(|invalid| ("owner value", invalid.to_string()))?;
+        let scope = self.request.object_scope();
+        scope::check(&owner, scope).map_err(|outside| {
+            let rule = match scope {
+                ObjectScope::Cluster => "cluster scope",
+                ObjectScope::Namespace(_) => "namespace scope",
+            };
+            (rule, outside.to_string())
+        })
+    }
+
+    /// Under `writes: Owner`, an UPDATE or DELETE of an owned object requires acting for its
+    /// owner.
     fn check_writes(
         &self,
         entry: &'a OwnerLabel,
         owner: Claim<'a>,
-        object: Option<&'a Object<'a>>,
+        object: &'a Object<'a>,
     ) -> Option<Violation<'a>> {
         if self.settings.writes != Writes::Owner || owner.is_none() {
             return None;
         }
         let reason = self.not_acting_for(owner, "update or delete")?;
-        Some(Violation {
-            key: &entry.key,
-            rule: "owner writes",
-            object: ObjectRef::of(self.request, object.or(self.request.old_object.as_ref())?),
-            old: owner,
-            new: object.map(|_| owner),
-            reason: format!("{reason} (writes: Owner)"),
-        })
+        let reason = format!("{reason} (writes: Owner)");
+        Some(self.violation(&entry.key, "owner writes", object, owner, owner, reason))
+    }
+
+    /// Applies the handoff rules to the transfer annotation of a CREATE or UPDATE. `Ok(true)`
+    /// when a consumed offer is to be removed by the policy.
+    fn judge_offer(
+        &self,
+        old: Option<&'a Object<'a>>,
+        new: &'a Object<'a>,
+        new_offer: Option<&str>,
+    ) -> Result<bool, Vec<Violation<'a>>> {
+        let annotation = self.settings.transfer_annotation.as_str();
+        let claims = self.settings.owner_labels.iter().map(|entry| {
+            let old = old.map(|old| Claim::read(entry, &old.metadata.labels));
+            (
+                entry,
+                old.unwrap_or_default(),
+                Claim::read(entry, &new.metadata.labels),
+            )
+        });
+        let moved = claims.clone().find(|(_, old, new)| old != new);
+        let rule = handoff::judge(self.offered, new_offer, moved.is_some());
+        let moved_violation = |(_, old_claim, new_claim): (&OwnerLabel, Claim<'a>, Claim<'a>)| {
+            let reason = rule.reason(annotation);
+            vec![self.violation(annotation, "offer", new, old_claim, new_claim, reason)]
+        };
+        match rule {
+            OfferRule::Fine => Ok(false),
+            OfferRule::Consume if self.settings.stamp => Ok(true),
+            OfferRule::Consume | OfferRule::OfferWithMove => {
+                Err(moved.map(moved_violation).unwrap_or_default())
+            }
+            OfferRule::Check { to } => {
+                let owned: Vec<_> = claims.filter(|(_, _, claim)| !claim.is_none()).collect();
+                if owned.is_empty() && to.is_some() {
+                    let reason = "the object has no owner to hand it over".to_owned();
+                    let none = Claim::default();
+                    return Err(vec![
+                        self.violation(annotation, "offer", new, none, none, reason),
+                    ]);
+                }
+                let violations: Vec<_> = owned
+                    .into_iter()
+                    .filter_map(|(entry, _, owner)| {
+                        let reason = self.check_offer(entry, owner, to)?;
+                        Some(self.violation(annotation, "offer", new, owner, owner, reason))
+                    })
+                    .collect();
+                if violations.is_empty() {
+                    Ok(false)
+                } else {
+                    Err(violations)
+                }
+            }
+        }
+    }
+
+    /// Why the requester may not make, change or withdraw an offer (`to`) of an object that
+    /// `owner` owns, if it may not.
+    fn check_offer(
+        &self,
+        entry: &OwnerLabel,
+        owner: Claim<'_>,
+        to: Option<&str>,
+    ) -> Option<String> {
+        if let Some(reason) = self.not_acting_for(owner, "offer it or withdraw an offer of") {
+            return Some(reason);
+        }
+        let to = to?;
+        if to == owner.id() {
+            return Some(format!(
+                "the offer names the current owner {to:?}; name the receiving owner"
+            ));
+        }
+        let receiver = Claim::of_owner(entry, to);
+        self.check_owner(entry, receiver)
+            .err()
+            .map(|(_, why)| format!("the offer names {to:?}, which cannot own the object: {why}"))
     }
 
     /// Why the requester may not `act` on `owner`, when identities are set and it does not act
@@ -209,64 +329,84 @@ impl<'a> Context<'a> {
         ))
     }
 
-    /// Stamps the one owner the requester acts for on a new object, in the first owner label
-    /// whose shape reads it as a valid owner in scope. An object that already carries that
-    /// owner, or any owner in that label, is left as it is.
-    fn stamp(&self, new: &Object<'_>, acting: &Acting) -> Verdict {
+    /// The labels that stamp the one owner the requester acts for on a new object: in the first
+    /// owner label whose shape reads it as a valid owner in scope, unless the object already
+    /// carries that label.
+    fn stamp(&self, new: &Object<'_>, acting: &Acting) -> Vec<(String, String)> {
         let Some(owner) = acting.single_owner() else {
-            return Verdict::Respond(accept());
+            return Vec::new();
         };
-        let scope = self.request.object_scope();
         let target = self.settings.owner_labels.iter().find_map(|entry| {
             let claim = Claim::of_owner(entry, owner);
-            let valid = claim.owner(entry).ok()?;
-            scope::check(&valid, scope).ok()?;
+            self.check_owner(entry, claim).ok()?;
             Some((entry, claim))
         });
         match target {
-            Some((entry, claim)) if Claim::read(entry, &new.metadata.labels).is_none() => {
-                let labels = claim.labels(entry);
-                let owned = labels
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), v.to_owned()));
-                Verdict::Stamp(owned.collect())
-            }
-            _ => Verdict::Respond(accept()),
+            Some((entry, claim)) if Claim::read(entry, &new.metadata.labels).is_none() => claim
+                .labels(entry)
+                .into_iter()
+                .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn violation(
+        &self,
+        key: &'a str,
+        rule: &'static str,
+        object: &'a Object<'a>,
+        old: Claim<'a>,
+        new: Claim<'a>,
+        reason: String,
+    ) -> Violation<'a> {
+        Violation {
+            key,
+            rule,
+            operation: self.request.operation,
+            object: ObjectRef::of(self.request, object),
+            old,
+            new,
+            reason,
         }
     }
 }
 
 /// A rule that denies a request, with all a message needs.
 struct Violation<'a> {
+    /// The label or annotation the rule guards.
     key: &'a str,
     rule: &'static str,
+    operation: Operation,
     object: ObjectRef<'a>,
     old: Claim<'a>,
-    /// The new owner; `None` on DELETE.
-    new: Option<Claim<'a>>,
+    /// The new owner; the old one when it does not change (and on DELETE).
+    new: Claim<'a>,
     reason: String,
 }
 
 impl fmt::Display for Violation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Violation {
-            key, rule, object, ..
+            key,
+            rule,
+            operation,
+            object,
+            old,
+            new,
+            reason,
         } = self;
-        match self.new {
-            None => write!(f, "{key}: {rule} denied for DELETE of {object}")?,
-            Some(new) if new == self.old => {
-                write!(f, "{key}: {rule} denied for UPDATE of {object}")?
-            }
-            Some(new) => write!(
+        if old == new {
+            write!(
                 f,
-                "{key}: {rule} denied for {object} from {} to {new}",
-                self.old
-            )?,
+                "{key}: {rule} denied for {operation} of {object}, owned by {old}: {reason}"
+            )
+        } else {
+            write!(
+                f,
+                "{key}: {rule} denied for {object} from {old} to {new}: {reason}"
+            )
         }
-        if self.new.is_none() || self.new == Some(self.old) {
-            write!(f, ", owned by {}", self.old)?;
-        }
-        write!(f, ": {}", self.reason)
     }
 }
 

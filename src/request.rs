@@ -11,6 +11,7 @@ use std::fmt;
 use std::ops::Deref;
 
 use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
 use crate::scope::ObjectScope;
 use crate::settings::Settings;
@@ -93,6 +94,17 @@ pub enum Operation {
     Connect,
 }
 
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        })
+    }
+}
+
 /// The kind of the object in a request.
 #[derive(Debug, Default, Deserialize)]
 pub struct GroupVersionKind<'a> {
@@ -132,10 +144,29 @@ pub struct Metadata<'a> {
     /// The object's labels.
     #[serde(default, borrow, deserialize_with = "null_as_default")]
     pub labels: Labels<'a>,
+    /// The object's annotations, their values left unparsed: an annotation such as
+    /// `kubectl.kubernetes.io/last-applied-configuration` can be as large as the object.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub annotations: Annotations<'a>,
+}
+
+impl Metadata<'_> {
+    /// The string value of an annotation, if the object has it.
+    pub fn annotation(&self, key: &str) -> Result<Option<Text<'_>>, String> {
+        let Some(raw) = self.annotations.get(key) else {
+            return Ok(None);
+        };
+        serde_json::from_str(raw.get())
+            .map(Some)
+            .map_err(|error| format!("metadata.annotations.{key}: {error}"))
+    }
 }
 
 /// An object's labels.
 pub type Labels<'a> = BTreeMap<Text<'a>, Text<'a>>;
+
+/// An object's annotations, each value the raw JSON text it was sent as.
+pub type Annotations<'a> = BTreeMap<Text<'a>, &'a RawValue>;
 
 /// A JSON string, borrowed from the payload when it holds no escapes and copied otherwise.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -11,6 +11,9 @@ use crate::owner::Claim;
 /// The owner label of the default settings.
 pub const DEFAULT_OWNER_LABEL: &str = "appID";
 
+/// The annotation of the default settings by which an owner offers an object to another.
+pub const DEFAULT_TRANSFER_ANNOTATION: &str = "single-owner-policy.io/offer";
+
 /// The whole settings document of the policy.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -33,9 +36,13 @@ pub struct Settings {
     /// Who may UPDATE or DELETE an owned object.
     #[serde(default)]
     pub writes: Writes,
-    /// Whether to stamp the owner label on a CREATE by a requester acting for one owner.
+    /// Whether to stamp the owner label on a CREATE by a requester acting for one owner (the
+    /// policy is then deployed mutating, and also removes the offers that handoffs consume).
     #[serde(default)]
     pub stamp: bool,
+    /// The annotation by which an owner offers an object to another owner.
+    #[serde(default = "default_transfer_annotation")]
+    pub transfer_annotation: String,
 }
 
 /// One guarded owner label, and how to read an owner out of it.
@@ -143,6 +150,10 @@ where
         .ok_or_else(|| serde::de::Error::unknown_variant(&name, names))
 }
 
+fn default_transfer_annotation() -> String {
+    DEFAULT_TRANSFER_ANNOTATION.to_owned()
+}
+
 fn default_owner_labels() -> Vec<OwnerLabel> {
     vec![OwnerLabel {
         key: DEFAULT_OWNER_LABEL.to_owned(),
@@ -162,6 +173,7 @@ impl Default for Settings {
             identities: Vec::new(),
             writes: Writes::default(),
             stamp: false,
+            transfer_annotation: default_transfer_annotation(),
         }
     }
 }
@@ -202,6 +214,12 @@ impl Settings {
         }
         check_names("exemptions.users", &self.exemptions.users, &mut problems);
         check_names("exemptions.groups", &self.exemptions.groups, &mut problems);
+        if let Err(why) = check_label_key(&self.transfer_annotation) {
+            problems.push(format!(
+                "transferAnnotation: {:?} is not a valid annotation key: {why}",
+                self.transfer_annotation
+            ));
+        }
         for (index, identity) in self.identities.iter().enumerate() {
             identity.check(&format!("identities[{index}]"), self, &mut problems);
         }
@@ -430,6 +448,7 @@ mod tests {
         assert_eq!(settings.owner_labels[0].namespaced_kinds, ["Extension"]);
         assert_eq!(settings.adoption, Permission::Allow);
         assert_eq!(settings.orphaning, Permission::Allow);
+        assert_eq!(settings.transfer_annotation, "single-owner-policy.io/offer");
         assert_eq!(parse("null").unwrap(), Settings::default());
     }
 
@@ -537,6 +556,10 @@ mod tests {
                 "exemptions.groups: invalid type: string",
             ),
             (r#"{"writes": "Owner"}"#, "writes: Owner needs identities"),
+            (
+                r#"{"transferAnnotation": "offer to"}"#,
+                r#"transferAnnotation: "offer to" is not a valid annotation key"#,
+            ),
             (r#"{"stamp": true}"#, "stamp: true needs identities"),
             (
                 r#"{"stamp": "yes"}"#,

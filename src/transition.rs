@@ -6,7 +6,8 @@
 //! | A    | A    | keep: allow, without re-judging A (ratcheting)                  |
 //! | none | A    | set (adoption): unless `adoption: Deny`; A must be valid        |
 //! | A    | none | remove (orphaning): unless `orphaning: Deny`                    |
-//! | A    | B    | deny: an object has one owner                                   |
+//! | A    | B    | accept, if the old object carries an offer of it to B (handoff) |
+//! | A    | B    | deny otherwise: an object has one owner                         |
 //!
 //! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says.
 //! With identities, setting and removing an owner, and under `writes: Owner` keeping one, also
@@ -26,6 +27,8 @@ pub enum Judgement {
     Set,
     /// The owner is removed.
     Remove,
+    /// The owner changes to the one the current owner offered the object to.
+    Accept,
     /// The transition itself is denied.
     Deny(Denial),
 }
@@ -50,8 +53,14 @@ pub struct Permissions {
     pub orphaning: Permission,
 }
 
-/// Judges the move from `old` (`None` on CREATE) to `new` for one owner label.
-pub fn judge(old: Option<Claim<'_>>, new: Claim<'_>, permissions: Permissions) -> Judgement {
+/// Judges the move from `old` (`None` on CREATE) to `new` for one owner label; `offered` is the
+/// owner the old object is offered to, if any.
+pub fn judge(
+    old: Option<Claim<'_>>,
+    new: Claim<'_>,
+    offered: Option<&str>,
+    permissions: Permissions,
+) -> Judgement {
     let Some(old) = old else {
         return if new.is_none() {
             Judgement::Allow
@@ -70,6 +79,7 @@ pub fn judge(old: Option<Claim<'_>>, new: Claim<'_>, permissions: Permissions) -
             Judgement::Deny(Denial::Orphaning)
         }
         (false, true) => Judgement::Remove,
+        (false, false) if offered == Some(new.id().as_str()) => Judgement::Accept,
         (false, false) => Judgement::Deny(Denial::OwnerChange),
     }
 }
@@ -84,18 +94,11 @@ impl Denial {
         }
     }
 
-    /// Why the rule denies, and what to do instead; `paired` when the owner is a kind/name
-    /// label pair.
-    pub fn reason(self, paired: bool) -> &'static str {
+    /// Why the rule denies, and, but for an owner change (see [`crate::handoff`]), what to do
+    /// instead.
+    pub fn reason(self) -> &'static str {
         match self {
-            Denial::OwnerChange if paired => {
-                "an object has one owner; remove both owner labels first, then let the new owner \
-                 adopt the object"
-            }
-            Denial::OwnerChange => {
-                "an object has one owner; remove the owner label first, then let the new owner \
-                 adopt the object"
-            }
+            Denial::OwnerChange => "an object has one owner",
             Denial::Adoption => {
                 "adoption is set to Deny; create objects with their owner label instead of \
                  labelling existing ones"
@@ -149,7 +152,7 @@ mod tests {
         use Judgement::{Allow as Pass, Deny as Reject, Keep, Remove, Set};
         #[rustfmt::skip]
         let rows: &[(Option<Claim>, Claim, Permission, Permission, Judgement)] = &[
-            // old           new     adoption orphaning verdict
+            // old           new     adoption orphaning verdict (no offer)
             (Some(NONE),     NONE,   Allow, Allow, Pass),
             (Some(NONE),     NONE,   Deny,  Deny,  Pass),
             (Some(A),        A,      Deny,  Deny,  Keep),
@@ -172,9 +175,32 @@ mod tests {
                 orphaning,
             };
             assert_eq!(
-                judge(old, new, permissions),
+                judge(old, new, None, permissions),
                 expected,
                 "{old:?} -> {new:?}, {permissions:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_offer_lets_exactly_the_offered_owner_take_over() {
+        use Judgement::{Accept, Deny as Reject, Keep, Remove};
+        let permissions = Permissions::default();
+        #[rustfmt::skip]
+        let rows: &[(Claim, Claim, Option<&str>, Judgement)] = &[
+            (A,      B,      Some("ClusterExtension.b"), Accept),
+            (PAIR_A, PAIR_A_AS_EXTENSION, Some("Extension.a"), Accept),
+            (A,      B,      Some("ClusterExtension.c"), Reject(Denial::OwnerChange)),
+            (A,      B,      None,                       Reject(Denial::OwnerChange)),
+            (PAIR_A, PAIR_A_AS_EXTENSION, Some("a"),     Reject(Denial::OwnerChange)),
+            (A,      A,      Some("ClusterExtension.b"), Keep),
+            (A,      NONE,   Some("ClusterExtension.b"), Remove),
+        ];
+        for &(old, new, offered, expected) in rows {
+            assert_eq!(
+                judge(Some(old), new, offered, permissions),
+                expected,
+                "{old:?} -> {new:?} offered {offered:?}"
             );
         }
     }

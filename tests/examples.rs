@@ -102,5 +102,8 @@ fn the_readme_shows_the_helm_example_as_it_is() {
     let readme = fs::read_to_string(root().join("README.md")).unwrap();
     let policy = fs::read_to_string(root().join("examples/helm/policy.yaml")).unwrap();
     let manifest = &policy[policy.find("apiVersion:").unwrap()..];
-    assert!(readme.contains(manifest), "README.md must show examples/helm/policy.yaml from apiVersion on");
+    assert!(
+        readme.contains(manifest),
+        "README.md must show examples/helm/policy.yaml from apiVersion on"
+    );
 }

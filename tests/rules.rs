@@ -108,7 +108,7 @@ fn transitions_for_each_owner_shape() {
         (APP_ID, deny_both, none, &a, Denied(r#"appID: adoption denied for CustomResourceDefinition x from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
         (APP_ID, "{}", &a, none, Allowed),
         (APP_ID, deny_both, &a, none, Denied(r#"appID: orphaning denied for CustomResourceDefinition x from "ClusterExtension.first" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        (APP_ID, "{}", &a, &b, Denied(r#"appID: owner change denied for CustomResourceDefinition x from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; remove the owner label first, then let the new owner adopt the object"#)),
+        (APP_ID, "{}", &a, &b, Denied(r#"appID: owner change denied for CustomResourceDefinition x from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#)),
         (APP_ID, deny_both, &a, &a, Allowed),
         (OLM, "{}", none, none, Allowed),
         (OLM, "{}", &pair_a, &pair_a, Allowed),
@@ -116,8 +116,8 @@ fn transitions_for_each_owner_shape() {
         (OLM, deny_both, none, &pair_a, Denied(r#"olm.operatorframework.io/owner-name: adoption denied for CustomResourceDefinition x from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
         (OLM, "{}", &pair_a, none, Allowed),
         (OLM, deny_both, &pair_a, none, Denied(r#"olm.operatorframework.io/owner-name: orphaning denied for CustomResourceDefinition x from "ClusterExtension.first" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        (OLM, "{}", &pair_a, &pair_b, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition x from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; remove both owner labels first, then let the new owner adopt the object"#)),
-        (OLM, "{}", &pair_a, &half_a, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition x from "ClusterExtension.first" to name "first" without a kind: an object has one owner; remove both owner labels first, then let the new owner adopt the object"#)),
+        (OLM, "{}", &pair_a, &pair_b, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition x from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#)),
+        (OLM, "{}", &pair_a, &half_a, Denied(r#"olm.operatorframework.io/owner-name: owner value denied for CustomResourceDefinition x from "ClusterExtension.first" to name "first" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#)),
         (OLM, "{}", none, &half_a, Denied(r#"olm.operatorframework.io/owner-name: owner value denied for CustomResourceDefinition x from none to name "first" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#)),
         (CAMEL_K, "{}", none, none, Allowed),
         (CAMEL_K, "{}", &op_1, &op_1, Allowed),
@@ -125,7 +125,7 @@ fn transitions_for_each_owner_shape() {
         (CAMEL_K, deny_both, none, &op_1, Denied(r#"camel.apache.org/operator.id: adoption denied for CustomResourceDefinition x from none to "operator-1": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
         (CAMEL_K, "{}", &op_1, none, Allowed),
         (CAMEL_K, deny_both, &op_1, none, Denied(r#"camel.apache.org/operator.id: orphaning denied for CustomResourceDefinition x from "operator-1" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        (CAMEL_K, "{}", &op_1, &op_2, Denied(r#"camel.apache.org/operator.id: owner change denied for CustomResourceDefinition x from "operator-1" to "operator-2": an object has one owner; remove the owner label first, then let the new owner adopt the object"#)),
+        (CAMEL_K, "{}", &op_1, &op_2, Denied(r#"camel.apache.org/operator.id: owner change denied for CustomResourceDefinition x from "operator-1" to "operator-2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation"#)),
     ];
     for &(shape, extra, old, new, expected) in rows {
         let mut settings = settings(shape);
@@ -232,7 +232,7 @@ fn every_entry_is_guarded_and_reported() {
     let (allowed, message, _) = evaluate(&request, &settings(both));
     assert!(!allowed);
     let message = message.unwrap();
-    let parts: Vec<&str> = message.split("; remove").collect();
+    let parts: Vec<&str> = message.split("; to hand it over").collect();
     assert_eq!(parts.len(), 3, "{message}");
     assert!(message.starts_with(r#"appID: owner change denied for Integration camel/x from "ClusterExtension.a" to "ClusterExtension.b""#));
     assert!(message.contains(r#"; camel.apache.org/operator.id: owner change denied for Integration camel/x from "operator-1" to "operator-2""#));
@@ -249,7 +249,7 @@ fn sample_requests() {
         ("crd-create-cluster-owner", APP_ID, Allowed),
         ("crd-create-namespaced-owner", APP_ID, Denied(r#"appID: cluster scope denied for CustomResourceDefinition applications.argoproj.io from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
         ("crd-create-unknown-kind", APP_ID, Denied(r#"appID: owner value denied for CustomResourceDefinition applications.argoproj.io from none to "Operator.argocd": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
-        ("crd-update-owner-change", APP_ID, Denied(r#"appID: owner change denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; remove the owner label first, then let the new owner adopt the object"#)),
+        ("crd-update-owner-change", APP_ID, Denied(r#"appID: owner change denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#)),
         ("crd-update-adoption", APP_ID, Allowed),
         ("crd-update-adoption", deny_both, Denied(r#"appID: adoption denied for CustomResourceDefinition foos.example.com from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
         ("crd-update-orphaning", APP_ID, Allowed),
@@ -263,9 +263,9 @@ fn sample_requests() {
         ("namespace-create-cluster-owner", APP_ID, Allowed),
         ("namespace-create-namespaced-owner", APP_ID, Denied(r#"appID: cluster scope denied for Namespace team-a from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
         ("deployment-create-olm-owner", olm_cluster_only, Allowed),
-        ("deployment-update-olm-owner-change", olm_cluster_only, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for Deployment argocd/argocd-operator from "ClusterExtension.argocd" to "ClusterExtension.argocd-v2": an object has one owner; remove both owner labels first, then let the new owner adopt the object"#)),
-        ("deployment-update-olm-half-pair", olm_cluster_only, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for Deployment argocd/argocd-operator from "ClusterExtension.argocd" to name "argocd" without a kind: an object has one owner; remove both owner labels first, then let the new owner adopt the object"#)),
-        ("integration-update-operator-change", CAMEL_K, Denied(r#"camel.apache.org/operator.id: owner change denied for Integration camel-apps/hello from "operator-1" to "operator-2": an object has one owner; remove the owner label first, then let the new owner adopt the object"#)),
+        ("deployment-update-olm-owner-change", olm_cluster_only, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for Deployment argocd/argocd-operator from "ClusterExtension.argocd" to "ClusterExtension.argocd-v2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.argocd-v2, then the new owner changes the owner label and removes the annotation"#)),
+        ("deployment-update-olm-half-pair", olm_cluster_only, Denied(r#"olm.operatorframework.io/owner-name: owner value denied for Deployment argocd/argocd-operator from "ClusterExtension.argocd" to name "argocd" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#)),
+        ("integration-update-operator-change", CAMEL_K, Denied(r#"camel.apache.org/operator.id: owner change denied for Integration camel-apps/hello from "operator-1" to "operator-2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation"#)),
         ("integration-update-orphaning", CAMEL_K, Allowed),
         // labels the settings do not name change nothing
         ("integration-update-operator-change", APP_ID, Allowed),
@@ -290,7 +290,7 @@ fn exemptions_bypass_with_warning_and_audit_annotation() {
         env!("CARGO_MANIFEST_DIR")
     );
     let request: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let denial = r#"appID: owner change denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; remove the owner label first, then let the new owner adopt the object"#;
+    let denial = r#"appID: owner change denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#;
     #[rustfmt::skip]
     let rows = [
         (json!({"users": ["system:serviceaccount:kube-system:helm-hooks"]}), Some("exempt user system:serviceaccount:kube-system:helm-hooks")),
