@@ -11,8 +11,6 @@ bats_require_minimum_version 1.5.0
 setup() {
     KWCTL=${KWCTL:-target/runner/runner}
     POLICY=${POLICY:-policy.wasm}
-    ONE_OWNER='an object has one owner; remove the owner label first, then let the new owner adopt the object'
-    ONE_OWNER_PAIR='an object has one owner; remove both owner labels first, then let the new owner adopt the object'
     CLUSTER_ONLY='a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
 }
 
@@ -47,6 +45,11 @@ patch() {
     jq -c '.patch | @base64d | fromjson' <<<"$output"
 }
 
+# The end of an owner-change denial: one_owner RECEIVER
+one_owner() {
+    echo "an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=$1, then the new owner changes the owner label and removes the annotation"
+}
+
 allowed() {
     [ "$(jq -r .allowed <<<"$output")" = true ]
     [ "$(jq -r '.status.message // empty' <<<"$output")" = "" ]
@@ -74,7 +77,7 @@ settings_rejected() {
 
 @test "appID: a Helm hook overwriting a foreign CRD's owner is denied" {
     evaluate examples/app-id/settings.yaml examples/app-id/denied-crd-overwritten-by-helm-hook.json
-    denied "appID: owner change denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from \"ClusterExtension.prometheus-operator\" to \"ClusterExtension.kube-prometheus-stack\": $ONE_OWNER"
+    denied "appID: owner change denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from \"ClusterExtension.prometheus-operator\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner ClusterExtension.kube-prometheus-stack)"
 }
 
 @test "appID: adoption is allowed by default and denied under adoption: Deny" {
@@ -141,7 +144,7 @@ settings_rejected() {
 
 @test "olm-v1: a second install taking over a CRD is denied" {
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-crd-taken-over-by-second-install.json
-    denied "olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition certificates.cert-manager.io from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $ONE_OWNER_PAIR"
+    denied "olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition certificates.cert-manager.io from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner ClusterExtension.cert-manager-v2)"
 }
 
 @test "olm-v1: half a kind/name pair is denied" {
@@ -158,7 +161,7 @@ settings_rejected() {
 
 @test "camel-k: an Integration moved between operators is denied" {
     evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-moved-between-operators.json
-    denied "camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from \"operator-1\" to \"operator-2\": $ONE_OWNER"
+    denied "camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from \"operator-1\" to \"operator-2\": $(one_owner operator-2)"
 }
 
 @test "camel-k: release then adoption moves an Integration in two steps" {
@@ -191,7 +194,7 @@ settings_rejected() {
 @test "exemptions: an exempt user bypasses a denial with a warning and an audit annotation" {
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-clusterrole-takeover-by-exempt-admin.json
     allowed
-    bypassed="exempt user break-glass-admin bypassed: olm.operatorframework.io/owner-name: owner change denied for ClusterRole cert-manager-edit from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $ONE_OWNER_PAIR"
+    bypassed="exempt user break-glass-admin bypassed: olm.operatorframework.io/owner-name: owner change denied for ClusterRole cert-manager-edit from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner ClusterExtension.cert-manager-v2)"
     [ "$(jq -r '.warnings[0]' <<<"$output")" = "$bypassed" ]
     [ "$(jq -r '.auditAnnotations["single-owner-policy-exemption"]' <<<"$output")" = "$bypassed" ]
 }
@@ -361,4 +364,82 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
 {"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]: \"Extension.${ns}.*\" uses the unknown template ${ns}
 {"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: \"Operator.a\" is no valid owner for any of the ownerLabels
 EOF
+}
+
+# --- handoff ---------------------------------------------------------------------------
+
+# An Integration update: handoff USER OLD_OWNER OLD_OFFER NEW_OWNER NEW_OFFER ("" for none)
+handoff() {
+    local file="$BATS_TEST_TMPDIR/handoff-$RANDOM.json"
+    jq -n --arg user "$1" --arg old "$2" --arg old_offer "$3" --arg new "$4" --arg new_offer "$5" '
+        def side($owner; $offer): {kind: "Integration", metadata: {name: "orders-route",
+            labels: (if $owner == "" then {} else {"camel.apache.org/operator.id": $owner} end),
+            annotations: (if $offer == "" then {} else {"single-owner-policy.io/offer": $offer} end)}};
+        {uid: "h", kind: {group: "camel.apache.org", version: "v1", kind: "Integration"},
+         operation: "UPDATE", namespace: "shop", name: "orders-route",
+         userInfo: {username: $user, groups: ["system:serviceaccounts"]},
+         object: side($new; $new_offer), oldObject: side($old; $old_offer)}' >"$file"
+    echo "$file"
+}
+
+OPERATOR_1=system:serviceaccount:camel-k:camel-k-operator
+OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
+
+@test "handoff: operator-1 offers, operator-2 accepts: the Integration is never unowned" {
+    evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-handoff-1-offered-to-operator-2.json
+    allowed
+    evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-handoff-2-accepted-by-operator-2.json
+    allowed
+    for sample in examples/camel-k/allowed-integration-handoff-*.json; do
+        [ "$(jq -r '.object.metadata.labels["camel.apache.org/operator.id"]' "$sample")" != null ]
+    done
+}
+
+@test "handoff: only the offered owner may take the object, and only by consuming the offer" {
+    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-handoff-taken-by-another-operator.json
+    denied 'camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-1" to "operator-3": an object has one owner; the pending offer (single-owner-policy.io/offer) names "operator-2", not "operator-3"'
+    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-handoff-offer-not-consumed.json
+    denied 'single-owner-policy.io/offer: offer denied for Integration shop/orders-route from "operator-1" to "operator-2": an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update'
+}
+
+@test "handoff: without an offer, an owner change names the offer annotation" {
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 "" operator-2 "")"
+    denied 'camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-1" to "operator-2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation'
+}
+
+@test "handoff: with identities, only the owner offers or withdraws, only the receiver accepts" {
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 "" operator-1 operator-2)"
+    allowed
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 "" operator-1 operator-2)"
+    denied 'single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it'
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-1 "")"
+    denied 'single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it'
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 operator-2 operator-1 "")"
+    allowed
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-2 "")"
+    allowed
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 operator-2 operator-2 "")"
+    denied 'camel.apache.org/operator.id: identity denied for Integration shop/orders-route from "operator-1" to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
+}
+
+@test "handoff: a replayed offer cannot move the object back" {
+    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-2 "" operator-1 operator-2)"
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    [[ $(jq -r .status.message <<<"$output") == 'camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-2" to "operator-1": an object has one owner; '* ]]
+}
+
+@test "handoff: a CRD cannot be offered to a namespaced kind" {
+    file="$BATS_TEST_TMPDIR/crd-offer.json"
+    jq '.oldObject.metadata.labels = {"appID": "ClusterExtension.first"} | .object.metadata.labels = {"appID": "ClusterExtension.first"}
+        | .object.metadata.annotations["single-owner-policy.io/offer"] = "Extension.team-a.first"' \
+        test_data/crd-update-adoption.json >"$file"
+    evaluate '{}' "$file"
+    denied 'single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by "ClusterExtension.first": the offer names "Extension.team-a.first", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
+}
+
+@test "handoff: deployed mutating, the policy removes the consumed offer itself" {
+    settings=$(jq '. + {stamp: true}' <<<"$CAMEL_IDENTITIES")
+    evaluate "$settings" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-2 operator-2)"
+    allowed
+    [ "$(patch)" = '[{"op":"remove","path":"/metadata/annotations/single-owner-policy.io~1offer"}]' ]
 }
