@@ -443,3 +443,80 @@ OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
     allowed
     [ "$(patch)" = '[{"op":"remove","path":"/metadata/annotations/single-owner-policy.io~1offer"}]' ]
 }
+
+# --- hostile input: odd requests through the module (see README, "Failure behaviour") ----
+
+setup_file() {
+    HOSTILE="$BATS_FILE_TMPDIR/hostile"
+    test_data/hostile/generate "$HOSTILE"
+    export HOSTILE
+}
+
+# A CREATE of a ConfigMap edited by a jq filter: odd_request FILTER
+odd_request() {
+    local file="$BATS_TEST_TMPDIR/odd-$RANDOM.json"
+    jq "$1" test_data/configmap-create-own-namespace.json >"$file"
+    echo "$file"
+}
+
+unreadable() {
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    [ "$(jq -r .status.code <<<"$output")" = 400 ]
+    [[ $(jq -r .status.message <<<"$output") == "cannot read the admission request: $1"* ]]
+}
+
+@test "hostile: wrong types where the policy reads are rejected with code 400, naming the field" {
+    evaluate '{}' "$(odd_request '.object = "x"')"
+    unreadable 'request.object: invalid type: string "x", expected struct Object'
+    evaluate '{}' "$(odd_request '.object.metadata.labels.appID = null')"
+    unreadable 'request.object.metadata.labels.appID: invalid type: null, expected a string'
+    evaluate '{}' "$(odd_request '.object.metadata.labels = "appID"')"
+    unreadable 'request.object.metadata.labels: invalid type: string "appID", expected a map'
+    evaluate '{}' "$(odd_request '.userInfo.groups = "system:masters"')"
+    unreadable 'request.userInfo.groups: invalid type: string "system:masters", expected a sequence'
+    evaluate '{}' "$(odd_request '.kind = "ConfigMap"')"
+    unreadable 'request.kind: invalid type: string "ConfigMap", expected struct GroupVersionKind'
+}
+
+@test "hostile: an empty or unknown operation is rejected with code 400" {
+    evaluate '{}' "$(odd_request '.operation = ""')"
+    unreadable 'request.operation: unknown variant ``, expected one of `CREATE`, `UPDATE`, `DELETE`, `CONNECT`'
+    evaluate '{}' "$(odd_request '.operation = "PATCH"')"
+    unreadable 'request.operation: unknown variant `PATCH`, expected one of `CREATE`, `UPDATE`, `DELETE`, `CONNECT`'
+}
+
+@test "hostile: null metadata reads as no owner (documented accept)" {
+    evaluate '{}' "$(odd_request '.object.metadata = null')"
+    allowed
+}
+
+@test "hostile: an object with 10,000 labels is judged on its owner label" {
+    evaluate '{}' "$HOSTILE/ten-thousand-labels.json"
+    allowed
+    evaluate '{}' "$(jq '.object.metadata.labels.appID = "Extension.team-b.x"' "$HOSTILE/ten-thousand-labels.json" >"$BATS_TEST_TMPDIR/l.json"; echo "$BATS_TEST_TMPDIR/l.json")"
+    denied 'appID: namespace scope denied for ConfigMap team-a/argocd-cm from none to "Extension.team-b.x": Extension owners only own objects in their own namespace (team-b), not in team-a; use an owner from team-a or a cluster-level owner'
+}
+
+@test "hostile: a 10 MiB object is judged like a small one" {
+    evaluate '{}' "$HOSTILE/ten-mib-object.json"
+    allowed
+    evaluate '{}' "$(jq '.object.metadata.labels.appID = "Operator.x"' "$HOSTILE/ten-mib-object.json" >"$BATS_TEST_TMPDIR/m.json"; echo "$BATS_TEST_TMPDIR/m.json")"
+    denied 'appID: owner value denied for ConfigMap team-a/argocd-cm from none to "Operator.x": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
+}
+
+@test "settings: wrong types and contradictions name the field and the fix" {
+    while IFS='|' read -r settings message; do
+        run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
+        settings_rejected "$message"
+    done <<'EOF'
+{"ownerLabels": "appID"}|ownerLabels: invalid type: string \"appID\", expected a sequence
+{"ownerLabels": [{"key": 1}]}|ownerLabels[0].key: invalid type: integer `1`, expected a string
+{"ownerLabels": [{"key": "a", "clusterKinds": "X"}]}|ownerLabels[0].clusterKinds: invalid type: string \"X\", expected a sequence
+{"exemptions": []}|exemptions: must be an object with users and groups, not an array
+{"stamp": "yes"}|stamp: invalid type: string \"yes\", expected a boolean
+{"writes": "owner"}|writes: unknown variant `owner`, expected `Any` or `Owner`
+{"transferAnnotation": "offer to"}|transferAnnotation: \"offer to\" is not a valid annotation key
+{"identities": [{"owners": ["Extension.${namespace}.*"], "users": ["alice"]}]}|identities[0]: every owner uses ${namespace} or ${name}, which only service accounts have, but no user can be one
+{"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}|identities[0].owners[0]: \"Cluster Extension/a\" is not an owner pattern
+EOF
+}

@@ -181,13 +181,14 @@ impl Default for Settings {
 impl Settings {
     /// Parses a settings document; `null` means the defaults. Errors name the offending field.
     pub fn from_json(json: &[u8]) -> Result<Settings, String> {
-        if json.trim_ascii_start().starts_with(b"[") {
-            return Err("settings must be a JSON object, not an array".to_owned());
-        }
         let mut deserializer = serde_json::Deserializer::from_slice(json);
         let settings: Option<Settings> = serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|error| error.to_string())?;
         deserializer.end().map_err(|error| error.to_string())?;
+        // serde also reads a struct from an array of its fields in order; settings are objects.
+        let document: serde_json::Value =
+            serde_json::from_slice(json).map_err(|error| error.to_string())?;
+        check_objects(&document)?;
         Ok(settings.unwrap_or_default())
     }
 
@@ -245,6 +246,29 @@ impl Settings {
             Err(problems.join("; "))
         }
     }
+}
+
+/// Rejects an array where the settings have an object: the document, `exemptions`, and the
+/// items of `ownerLabels` and `identities`.
+fn check_objects(document: &serde_json::Value) -> Result<(), String> {
+    if document.is_array() {
+        return Err("settings must be a JSON object, not an array".to_owned());
+    }
+    if document["exemptions"].is_array() {
+        return Err("exemptions: must be an object with users and groups, not an array".to_owned());
+    }
+    for (list, example) in [
+        ("ownerLabels", "{key: appID}"),
+        ("identities", "{owners: [...], users: [...]}"),
+    ] {
+        let items = document[list].as_array().into_iter().flatten();
+        if let Some(index) = items.into_iter().position(serde_json::Value::is_array) {
+            return Err(format!(
+                "{list}[{index}]: must be an object like {example}, not an array"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl OwnerLabel {
@@ -322,9 +346,27 @@ impl Identity {
                 "{field}: binds no users or groups; list who acts for these owners"
             ));
         }
+        let templated = |owner: &String| TEMPLATES.iter().any(|t| owner.contains(t));
+        let only_people = self.groups.is_empty()
+            && !self.users.is_empty()
+            && !self.users.iter().any(|user| may_be_service_account(user));
+        if only_people && self.owners.iter().all(templated) {
+            problems.push(format!(
+                "{field}: every owner uses ${{namespace}} or ${{name}}, which only service \
+                 accounts have, but no user can be one; list service accounts \
+                 (system:serviceaccount:<namespace>:<name>, with * wildcards)"
+            ));
+        }
         check_names(&format!("{field}.users"), &self.users, problems);
         check_names(&format!("{field}.groups"), &self.groups, problems);
     }
+}
+
+/// Whether a user pattern may match a service account's user name.
+fn may_be_service_account(pattern: &str) -> bool {
+    const PREFIX: &str = "system:serviceaccount:";
+    let literal = pattern.split('*').next().unwrap_or_default();
+    literal.starts_with(PREFIX) || (PREFIX.starts_with(literal) && literal.len() < pattern.len())
 }
 
 /// Checks an owner pattern: label value characters, `*`, and the known templates; an exact
@@ -480,6 +522,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(settings.identities.len(), 3);
+        for user in [
+            "system:serviceaccount:a:b",
+            "system:serviceaccount:*:installer",
+            "*",
+            "system:*",
+        ] {
+            assert!(may_be_service_account(user), "{user}");
+        }
+        for user in ["alice", "system:admin", "system:serviceaccounts", "x*"] {
+            assert!(!may_be_service_account(user), "{user}");
+        }
         assert_eq!(settings.writes, Writes::Owner);
         assert!(settings.stamp);
     }
@@ -594,10 +647,30 @@ mod tests {
                 r#"identities[0].owners[0]: "Cluster Extension/a" is not an owner pattern"#,
             ),
             (
+                r#"{"identities": [{"owners": ["Extension.${namespace}.*"], "users": ["alice", "bob"]}]}"#,
+                "identities[0]: every owner uses ${namespace} or ${name}, which only service accounts have, but no user can be one",
+            ),
+            (
                 r#"{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}"#,
                 r#"identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerLabels"#,
             ),
             ("[]", "settings must be a JSON object, not an array"),
+            (
+                r#"{"exemptions": []}"#,
+                "exemptions: must be an object with users and groups, not an array",
+            ),
+            (
+                r#"{"ownerLabels": [["appID"]]}"#,
+                "ownerLabels[0]: must be an object like {key: appID}, not an array",
+            ),
+            (
+                r#"{"identities": [{"owners": ["operator-1"], "users": ["a"]}, [["operator-2"], ["b"]]]}"#,
+                "identities[1]: must be an object like {owners: [...], users: [...]}, not an array",
+            ),
+            (
+                r#"{"adoption": "Allow", "adoption": "Deny"}"#,
+                "duplicate field `adoption`",
+            ),
             (
                 r#"{"adoption": 1}"#,
                 "adoption: invalid type: integer `1`, expected a string",
