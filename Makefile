@@ -65,6 +65,19 @@ bench-smoke: policy.wasm runner
 	cargo bench --bench decision -- --test
 	./bench/wasm-latency $(RUNNER) policy.wasm 5
 
+# Fuzzes the validate and validate_settings payloads, FUZZ_SECONDS each, from the
+# seeds in fuzz/seeds (cargo-fuzz on the stable toolchain, without sanitizers:
+# the policy has no unsafe code). Findings land in fuzz/artifacts/.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	cd fuzz && for target in validate validate_settings; do \
+		mkdir -p corpus/$$target && cp -n seeds/$$target/* corpus/$$target/ && \
+		cargo fuzz run --sanitizer none $$target corpus/$$target -- \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 || exit 1; \
+	done
+
 .PHONY: push
 push: annotated-policy.wasm
 	kwctl push annotated-policy.wasm $(IMAGE)
