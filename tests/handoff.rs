@@ -1,7 +1,9 @@
 //! Handoff between owners: offer, accept, withdraw, and every misuse of the offer annotation.
 
 use serde_json::{Value, json};
-use single_owner_policy::policy;
+mod common;
+
+use common::{evaluate, merged, verdict};
 
 const OFFER: &str = "single-owner-policy.io/offer";
 const CAMEL: &str = "camel.apache.org/operator.id";
@@ -46,23 +48,8 @@ fn update(user: &str, kind: &str, namespace: &str, old: Side, new: Side) -> Valu
     })
 }
 
-fn evaluate(request: &Value, settings: &Value) -> Value {
-    let check = policy::validate_settings(&serde_json::to_vec(settings).unwrap());
-    assert!(check.valid, "{:?}", check.message);
-    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-    serde_json::to_value(policy::validate(&payload)).unwrap()
-}
-
-fn verdict(response: &Value) -> String {
-    match (&response["accepted"], &response["message"]) {
-        (Value::Bool(true), Value::Null) => "allowed".to_owned(),
-        (Value::Bool(false), Value::String(message)) => message.clone(),
-        other => panic!("unexpected response {other:?}"),
-    }
-}
-
 fn camel_k(extra: Value) -> Value {
-    let mut settings = json!({
+    let base = json!({
         "ownerLabels": [{"key": CAMEL}],
         "identities": [
             {"owners": ["operator-1"], "users": [OPERATOR_1]},
@@ -70,10 +57,7 @@ fn camel_k(extra: Value) -> Value {
             {"owners": ["operator-0"], "users": [STRANGER]},
         ],
     });
-    for (key, value) in extra.as_object().unwrap() {
-        settings[key] = value.clone();
-    }
-    settings
+    merged(base, &extra)
 }
 
 const OP_1: &[(&str, &str)] = &[(CAMEL, "operator-1")];

@@ -1,7 +1,9 @@
 //! Requester identity: who may set, remove, keep and delete which owner, and label stamping.
 
 use serde_json::{Value, json};
-use single_owner_policy::policy;
+mod common;
+
+use common::{evaluate, merged, verdict};
 
 /// Labels, as `(key, value)` pairs.
 type Pairs<'a> = &'a [(&'a str, &'a str)];
@@ -44,7 +46,7 @@ const NO_LABELS: Pairs = &[];
 /// controller for all of them, and any `installer` service account for Extensions of its own
 /// namespace.
 fn settings(extra: Value) -> Value {
-    let mut settings = json!({
+    let base = json!({
         "identities": [
             {"owners": ["ClusterExtension.cert-manager"], "users": [CERT_MANAGER]},
             {"owners": ["ClusterExtension.prometheus"], "users": [PROMETHEUS]},
@@ -55,10 +57,7 @@ fn settings(extra: Value) -> Value {
         ],
         "exemptions": {"users": ["break-glass"]},
     });
-    for (key, value) in extra.as_object().unwrap() {
-        settings[key] = value.clone();
-    }
-    settings
+    merged(base, &extra)
 }
 
 /// An admission request by `user` on an object `x` of `kind` (`group/Kind`) in `namespace`.
@@ -90,22 +89,6 @@ fn request(
         "object": new.map_or(Value::Null, object),
         "oldObject": old.map_or(Value::Null, object),
     })
-}
-
-fn evaluate(request: &Value, settings: &Value) -> Value {
-    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-    let settings_check = policy::validate_settings(&serde_json::to_vec(settings).unwrap());
-    assert!(settings_check.valid, "{:?}", settings_check.message);
-    serde_json::to_value(policy::validate(&payload)).unwrap()
-}
-
-/// What a request gets: `allowed`, or the denial message.
-fn verdict(response: &Value) -> String {
-    match (&response["accepted"], &response["message"]) {
-        (Value::Bool(true), Value::Null) => "allowed".to_owned(),
-        (Value::Bool(false), Value::String(message)) => message.clone(),
-        other => panic!("unexpected response {other:?}"),
-    }
 }
 
 #[rustfmt::skip]
