@@ -31,6 +31,11 @@ impl<'a> ValidatePayload<'a> {
     /// Parses a payload. On error, the message names the path of the offending field.
     pub fn from_json(json: &'a [u8]) -> Result<Self, String> {
         serde_json::from_slice(json).map_err(|_| {
+            if json.trim_ascii_start().starts_with(b"[") {
+                return "the payload must be a JSON object with `request` and `settings`, not an \
+                        array"
+                    .to_owned();
+            }
             // Parse again, tracking the path, only to explain the error.
             let mut deserializer = serde_json::Deserializer::from_slice(json);
             match serde_path_to_error::deserialize::<_, ValidatePayload>(&mut deserializer) {
@@ -292,7 +297,7 @@ mod tests {
     fn malformed_payloads_are_explained_with_the_field_path() {
         let cases: &[(&[u8], &str)] = &[
             (b"not json", "expected ident at line 1 column 2"),
-            (b"[]", "invalid length 0, expected struct ValidatePayload"),
+            (b"[]", "the payload must be a JSON object with `request` and `settings`, not an array"),
             (b"{}", "missing field `request`"),
             (
                 br#"{"request": {"operation": "CREATE"}}"#,
