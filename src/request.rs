@@ -297,7 +297,10 @@ mod tests {
     fn malformed_payloads_are_explained_with_the_field_path() {
         let cases: &[(&[u8], &str)] = &[
             (b"not json", "expected ident at line 1 column 2"),
-            (b"[]", "the payload must be a JSON object with `request` and `settings`, not an array"),
+            (
+                b"[]",
+                "the payload must be a JSON object with `request` and `settings`, not an array",
+            ),
             (b"{}", "missing field `request`"),
             (
                 br#"{"request": {"operation": "CREATE"}}"#,
