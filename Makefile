@@ -54,16 +54,27 @@ endif
 demo: policy.wasm runner
 	@KWCTL=$(RUNNER) POLICY=policy.wasm ./examples/demo
 
+# bench/compare measures the policy against two reference modules (bench/floor, bench/sdk-path)
+# on generated fixtures (bench/fixtures), built here next to the policy.
 .PHONY: bench
 bench: policy.wasm runner
+	cargo build --target wasm32-wasip1 --release -p bench-floor -p bench-sdk-path
 	cargo bench --bench decision
 	./bench/wasm-latency $(RUNNER) policy.wasm
+	./bench/compare $(RUNNER) policy.wasm \
+		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
+		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
 
-# A few iterations of every benchmark, so they cannot rot; no timing is asserted.
+# A few iterations of every benchmark, so they cannot rot; no timing is asserted (bench/compare
+# does check that every module allows every fixture).
 .PHONY: bench-smoke
 bench-smoke: policy.wasm runner
+	cargo build --target wasm32-wasip1 --release -p bench-floor -p bench-sdk-path
 	cargo bench --bench decision -- --test
 	./bench/wasm-latency $(RUNNER) policy.wasm 5
+	./bench/compare --smoke $(RUNNER) policy.wasm \
+		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
+		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
 
 # Fuzzes the validate and validate_settings payloads, FUZZ_SECONDS each, from the
 # seeds in fuzz/seeds (cargo-fuzz on the stable toolchain, without sanitizers:

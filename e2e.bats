@@ -520,3 +520,52 @@ unreadable() {
 {"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}|identities[0].owners[0]: \"Cluster Extension/a\" is not an owner pattern
 EOF
 }
+
+# Payloads kwctl cannot send: the runner's `call` hands the guest exactly these bytes.
+# raw FUNCTION FILE
+raw() {
+    [[ $(basename "$KWCTL") == runner ]] || skip "needs the repo's runner (runner call)"
+    run --separate-stderr "$KWCTL" call "$1" "$2" "$POLICY"
+    echo "stdout: $output"
+    echo "stderr: $stderr"
+    [ "$status" -eq 0 ]
+}
+
+raw_unreadable() {
+    [ "$(jq -r .accepted <<<"$output")" = false ]
+    [ "$(jq -r .code <<<"$output")" = 400 ]
+    [ "$(jq -r .message <<<"$output")" = "cannot read the admission request: $1" ]
+}
+
+@test "hostile: payloads that are no admission request are rejected with code 400" {
+    printf 'not json' >"$BATS_TEST_TMPDIR/not-json"
+    raw validate "$BATS_TEST_TMPDIR/not-json"
+    raw_unreadable 'expected ident at line 1 column 2'
+    printf '[]' >"$BATS_TEST_TMPDIR/array"
+    raw validate "$BATS_TEST_TMPDIR/array"
+    raw_unreadable 'the payload must be a JSON object with `request` and `settings`, not an array'
+    printf '{"settings": {}}' >"$BATS_TEST_TMPDIR/no-request"
+    raw validate "$BATS_TEST_TMPDIR/no-request"
+    raw_unreadable 'missing field `request` at line 1 column 16'
+}
+
+@test "hostile: invalid UTF-8 where the policy reads is rejected with code 400" {
+    jq -c '{request: ., settings: {}}' test_data/configmap-create-own-namespace.json |
+        sed 's/"name":"argocd-cm"/"name":"argocd-\xff\xfe"/' >"$BATS_TEST_TMPDIR/utf8"
+    raw validate "$BATS_TEST_TMPDIR/utf8"
+    [ "$(jq -r .code <<<"$output")" = 400 ]
+    [[ $(jq -r .message <<<"$output") == 'cannot read the admission request: request.name: invalid unicode code point at line 1 column '* ]]
+}
+
+@test "hostile: 10,000 levels of nesting in a skipped field are skipped (documented accept)" {
+    { printf '{"request": '; cat "$HOSTILE/deeply-nested-object.json"; printf ', "settings": {}}'; } >"$BATS_TEST_TMPDIR/deep"
+    raw validate "$BATS_TEST_TMPDIR/deep"
+    [ "$(jq -r .accepted <<<"$output")" = true ]
+}
+
+@test "hostile: settings that are not JSON are refused, naming the problem" {
+    printf 'ownerLabels: [appID]' >"$BATS_TEST_TMPDIR/yaml-settings"
+    raw validate_settings "$BATS_TEST_TMPDIR/yaml-settings"
+    [ "$(jq -r .valid <<<"$output")" = false ]
+    [ "$(jq -r .message <<<"$output")" = 'expected value at line 1 column 1' ]
+}

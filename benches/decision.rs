@@ -1,6 +1,9 @@
 //! Native cost of one decision: parsing the payload and applying every rule.
 //!
-//! `cargo bench --bench decision`; `-- --test` runs each once (as `make check` does).
+//! `cargo bench --bench decision`; `-- --test` runs each once (as `make check` does). Besides
+//! samples from `test_data/`, the generated fixtures of `bench/fixtures` (a ConfigMap CREATE, a
+//! Deployment UPDATE, a CRD UPDATE with a 1 MiB schema), which `bench/compare` runs through the
+//! compiled module too.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use single_owner_policy::policy;
@@ -29,6 +32,18 @@ fn decisions(c: &mut Criterion) {
     ];
     for (name, payload) in &cases {
         c.bench_function(name, |b| b.iter(|| policy::validate(black_box(payload))));
+    }
+    for fixture in &bench_fixtures::FIXTURES {
+        let payload = bench_fixtures::payload(&(fixture.request)(), "{}");
+        let response = policy::validate(&payload);
+        assert!(
+            response.accepted,
+            "{}: {:?}",
+            fixture.name, response.message
+        );
+        c.bench_function(&format!("{}, allowed", fixture.name), |b| {
+            b.iter(|| policy::validate(black_box(&payload)))
+        });
     }
     let settings = br#"{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
         "kindKey": "olm.operatorframework.io/owner-kind", "clusterKinds": ["ClusterExtension"]}]}"#;

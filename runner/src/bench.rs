@@ -1,12 +1,15 @@
 //! `runner bench`: how long one evaluation costs, as policy-server pays it.
 
-use std::{fmt, time::Instant};
+use std::{
+    fmt,
+    time::{Duration, Instant},
+};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
-    host::Policy,
+    host::{Phases, Policy},
     input::{Settings, request_uid},
     response::AdmissionResponse,
 };
@@ -25,15 +28,26 @@ pub struct Report {
     /// Latency of one evaluation (fresh instance + `validate` call +
     /// response), in microseconds.
     pub latency_us: Latency,
+    /// Latency of each phase of an evaluation, in microseconds: what the
+    /// guest's `call` costs, apart from what the host pays around it.
+    pub phases_us: PhaseLatency,
     /// Measured evaluations that failed (trap, deadline, bad answer).
     pub failed_evaluations: usize,
     /// The response of the last measured evaluation.
     pub response: AdmissionResponse,
     /// Peak resident memory of the whole runner process, in KiB (Linux only).
-    /// The guest's own linear memory is not observable through
-    /// wasmtime-provider 2.19, which keeps the wasmtime store private.
     pub peak_rss_kib: Option<u64>,
+    /// The guest's linear memory after an evaluation, in bytes: the largest
+    /// over [`PROBE_EVALUATIONS`] evaluations on a
+    /// [`MemoryProbe`](crate::host::MemoryProbe). `None` when the probe could
+    /// not be compiled.
+    pub linear_memory_bytes: Option<usize>,
 }
+
+/// Evaluations a [`MemoryProbe`](crate::host::MemoryProbe) runs to find the
+/// linear memory one takes. A guest grows its memory the same way each time
+/// it evaluates the same request, so a few suffice.
+pub const PROBE_EVALUATIONS: usize = 3;
 
 /// Latency statistics, in microseconds.
 #[derive(Debug, Serialize, PartialEq)]
@@ -68,8 +82,45 @@ impl Latency {
     }
 }
 
+/// Latency of the phases of an evaluation (see [`Phases`]), in microseconds.
+#[derive(Debug, Serialize)]
+pub struct PhaseLatency {
+    /// A fresh instance, its waPC init functions run.
+    pub instantiate: Latency,
+    /// Serialising the payload.
+    pub payload: Latency,
+    /// The `validate` call, payload and answer copies included.
+    pub call: Latency,
+    /// Dropping the instance.
+    pub teardown: Latency,
+    /// Reading the answer into an AdmissionResponse.
+    pub response: Latency,
+}
+
+impl PhaseLatency {
+    /// Statistics over the phases of evaluations; `None` when there are none.
+    pub fn from_phases(phases: &[Phases]) -> Option<Self> {
+        let latency = |phase: fn(&Phases) -> Duration| {
+            Latency::from_samples(phases.iter().map(|p| micros(phase(p))).collect())
+        };
+        Some(Self {
+            instantiate: latency(|p| p.instantiate)?,
+            payload: latency(|p| p.payload)?,
+            call: latency(|p| p.call)?,
+            teardown: latency(|p| p.teardown)?,
+            response: latency(|p| p.response)?,
+        })
+    }
+}
+
+/// A duration in microseconds.
+fn micros(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
+
 /// Evaluate `request` `warmup + iterations` times, each on a fresh instance,
-/// timing the last `iterations` (at least one).
+/// timing the last `iterations` (at least one); then measure the guest's
+/// linear memory on a [`MemoryProbe`](crate::host::MemoryProbe), untimed.
 pub fn run(
     policy: &Policy,
     request: &Value,
@@ -82,22 +133,29 @@ pub fn run(
     }
 
     let measure = || {
+        let mut phases = Phases::default();
         let started = Instant::now();
-        let outcome = policy.try_validate(request, settings);
-        (started.elapsed().as_secs_f64() * 1e6, outcome)
+        let outcome = policy.try_validate_timed(request, settings, &mut phases);
+        (micros(started.elapsed()), phases, outcome)
     };
-    let (first, mut last) = measure();
+    let (first, first_phases, mut last) = measure();
     let mut samples = vec![first];
+    let mut phases = vec![first_phases];
     let mut failed_evaluations = usize::from(last.is_err());
     for _ in 1..iterations {
-        let (sample, outcome) = measure();
+        let (sample, sample_phases, outcome) = measure();
         samples.push(sample);
+        phases.push(sample_phases);
         failed_evaluations += usize::from(outcome.is_err());
         last = outcome;
     }
     let response = last.unwrap_or_else(|error| {
         AdmissionResponse::reject_internal_server_error(request_uid(request), &error)
     });
+    let linear_memory_bytes = policy
+        .memory_probe()
+        .ok()
+        .map(|probe| probe.peak_linear_memory(request, settings, PROBE_EVALUATIONS));
 
     Report {
         module_size_bytes: policy.module_size(),
@@ -105,9 +163,11 @@ pub fn run(
         iterations: samples.len(),
         warmup,
         latency_us: Latency::from_samples(samples).expect("at least one sample"),
+        phases_us: PhaseLatency::from_phases(&phases).expect("at least one sample"),
         failed_evaluations,
         response,
         peak_rss_kib: peak_rss_kib(),
+        linear_memory_bytes,
     }
 }
 
@@ -139,6 +199,17 @@ impl fmt::Display for Report {
             f,
             "latency (us):     min {min:.0}  median {median:.0}  p99 {p99:.0}  max {max:.0}"
         )?;
+        let phases = &self.phases_us;
+        writeln!(
+            f,
+            "phases (us):      instantiate {:.0}  payload {:.0}  call {:.0}  teardown {:.0}  \
+             response {:.0}  (medians)",
+            phases.instantiate.median,
+            phases.payload.median,
+            phases.call.median,
+            phases.teardown.median,
+            phases.response.median,
+        )?;
         let response = &self.response;
         let verdict = match &response.status {
             _ if response.allowed && response.patch.is_some() => "allowed, with a patch".to_owned(),
@@ -154,6 +225,14 @@ impl fmt::Display for Report {
         };
         writeln!(f, "verdict:          {verdict}")?;
         writeln!(f, "failed evals:     {}", self.failed_evaluations)?;
+        match self.linear_memory_bytes {
+            Some(bytes) => writeln!(
+                f,
+                "linear memory:    {bytes} bytes ({} KiB) after an evaluation",
+                bytes / 1024
+            )?,
+            None => writeln!(f, "linear memory:    unknown (the memory probe failed)")?,
+        }
         match self.peak_rss_kib {
             Some(kib) => writeln!(f, "peak RSS:         {kib} KiB (whole runner process)"),
             None => writeln!(f, "peak RSS:         unknown"),

@@ -5,11 +5,19 @@
 //! `WasmtimeEngineProviderPre` per module, and for every evaluation
 //! rehydrates a new provider and `WapcHost` from it; a ticker increments the
 //! engine's epoch so that a guest running past its deadline traps.
+//!
+//! For `runner bench`, a [`MemoryProbe`] compiles the module once more, on an
+//! engine that records how large the guest's linear memory grows.
 
 use std::{
     error::Error,
     path::Path,
-    sync::mpsc::{self, RecvTimeoutError},
+    ptr::NonNull,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+        mpsc::{self, RecvTimeoutError},
+    },
     thread::{self, JoinHandle},
     time::{Duration, Instant},
 };
@@ -18,7 +26,8 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 use wapc::WapcHost;
 use wasmtime_provider::{
-    EpochDeadlines, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre, wasmtime,
+    EpochDeadlines, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre,
+    wasmtime::{self, LinearMemory, MemoryCreator, MemoryType},
 };
 
 use crate::{
@@ -37,6 +46,9 @@ pub struct Policy {
     verbose: bool,
     module_size: usize,
     compile_time: Duration,
+    /// The module and the deadline, kept to compile a [`MemoryProbe`] from.
+    bytes: Vec<u8>,
+    timeout: Duration,
     _ticker: EpochTicker,
 }
 
@@ -55,7 +67,17 @@ impl Policy {
     pub fn from_bytes(bytes: &[u8], timeout: Duration, verbose: bool) -> Result<Self> {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
-        let engine = wasmtime::Engine::new(&config)
+        Self::compile(&config, bytes, timeout, verbose)
+    }
+
+    /// Compile a module on an engine configured so.
+    fn compile(
+        config: &wasmtime::Config,
+        bytes: &[u8],
+        timeout: Duration,
+        verbose: bool,
+    ) -> Result<Self> {
+        let engine = wasmtime::Engine::new(config)
             .map_err(|error| anyhow!("cannot create the wasmtime engine: {error:#}"))?;
 
         let started = Instant::now();
@@ -82,8 +104,31 @@ impl Policy {
             verbose,
             module_size: bytes.len(),
             compile_time,
+            bytes: bytes.to_vec(),
+            timeout,
             _ticker: EpochTicker::start(engine),
         })
+    }
+
+    /// Compile the module once more, on an engine that records how large the
+    /// guest's linear memory grows; see [`MemoryProbe`].
+    pub fn memory_probe(&self) -> Result<MemoryProbe> {
+        let peak = Arc::new(AtomicUsize::new(0));
+        let mut config = wasmtime::Config::new();
+        config
+            .epoch_interruption(true)
+            .with_host_memory(Arc::new(PeakTracker {
+                peak: Arc::clone(&peak),
+            }))
+            // Memory from a custom creator is not an mmap wasmtime could map
+            // the module's data into copy-on-write; without a reservation and
+            // guard pages, the guest's accesses are bounds-checked and its
+            // memory may move when it grows, so a heap allocation will do.
+            .memory_init_cow(false)
+            .memory_reservation(0)
+            .memory_guard_size(0);
+        let policy = Self::compile(&config, &self.bytes, self.timeout, false)?;
+        Ok(MemoryProbe { policy, peak })
     }
 
     /// Size of the module, in bytes.
@@ -109,6 +154,13 @@ impl Policy {
             };
         WapcHost::new(Box::new(provider), Some(Box::new(callback)))
             .context("cannot instantiate the policy")
+    }
+
+    /// Call a guest function with exactly these payload bytes, on a fresh
+    /// instance, and return its answer as it is: for payloads kwctl could not
+    /// even send (not JSON, invalid UTF-8, nested past a JSON parser's limit).
+    pub fn call(&self, function: &str, payload: &[u8]) -> Result<Vec<u8>> {
+        Ok(self.instantiate()?.call(function, payload)?)
     }
 
     /// Ask the policy whether `settings` are valid, on a fresh instance.
@@ -139,16 +191,43 @@ impl Policy {
     /// instance. `Err` when the evaluation itself failed: the instance could
     /// not start, the guest trapped or ran out of time, or answered nonsense.
     pub fn try_validate(&self, request: &Value, settings: &Settings) -> Result<AdmissionResponse> {
+        self.try_validate_timed(request, settings, &mut Phases::default())
+    }
+
+    /// [`Policy::try_validate`], timing its phases into `phases` (those it
+    /// reached).
+    pub fn try_validate_timed(
+        &self,
+        request: &Value,
+        settings: &Settings,
+        phases: &mut Phases,
+    ) -> Result<AdmissionResponse> {
+        let started = Instant::now();
         let host = self.instantiate()?;
+        phases.instantiate = started.elapsed();
+
+        let started = Instant::now();
         let payload = json!({"request": request, "settings": settings}).to_string();
-        let answer = host.call("validate", payload.as_bytes())?;
-        let verdict: ValidationResponse = serde_json::from_slice(&answer)
+        phases.payload = started.elapsed();
+
+        let started = Instant::now();
+        let answer = host.call("validate", payload.as_bytes());
+        phases.call = started.elapsed();
+
+        let started = Instant::now();
+        drop(host);
+        phases.teardown = started.elapsed();
+
+        let started = Instant::now();
+        let verdict: ValidationResponse = serde_json::from_slice(&answer?)
             .context("cannot deserialize policy validation response")?;
-        AdmissionResponse::from_validation_response(
+        let response = AdmissionResponse::from_validation_response(
             request_uid(request),
             request_object(request),
             verdict,
-        )
+        );
+        phases.response = started.elapsed();
+        response
     }
 
     /// Like [`Policy::try_validate`], with failures turned into the 500
@@ -158,6 +237,138 @@ impl Policy {
             .unwrap_or_else(|error| {
                 AdmissionResponse::reject_internal_server_error(request_uid(request), &error)
             })
+    }
+}
+
+/// How long the phases of one evaluation took.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Phases {
+    /// Creating a fresh instance and running its waPC init functions.
+    pub instantiate: Duration,
+    /// Serialising the payload, `{"request": …, "settings": …}`, as
+    /// policy-evaluator does.
+    pub payload: Duration,
+    /// The `validate` call: the payload copied into the guest, the guest's
+    /// work, its answer copied out.
+    pub call: Duration,
+    /// Dropping the instance.
+    pub teardown: Duration,
+    /// Reading the guest's answer into an AdmissionResponse.
+    pub response: Duration,
+}
+
+/// A policy's module compiled a second time, to measure the guest's linear
+/// memory: how much memory one evaluation takes in policy-server.
+///
+/// wasmtime-provider keeps its wasmtime `Store` private, so an instance's
+/// memory cannot be asked for its size; the engine's [`MemoryCreator`] sees
+/// every memory and every growth instead. A custom creator costs the copy-on-
+/// write initialisation from the module image and the guard pages, so the
+/// timed [`Policy`] keeps policy-server's engine configuration and this probe
+/// has an engine of its own: the guest grows its memory the same on both.
+pub struct MemoryProbe {
+    policy: Policy,
+    peak: Arc<AtomicUsize>,
+}
+
+impl MemoryProbe {
+    /// The largest size, in bytes, that the guest's linear memory reaches in
+    /// `evaluations` evaluations of `request`, each on a fresh instance
+    /// (memories never shrink: the size after the evaluation). Failed
+    /// evaluations count too.
+    pub fn peak_linear_memory(
+        &self,
+        request: &Value,
+        settings: &Settings,
+        evaluations: usize,
+    ) -> usize {
+        self.peak.store(0, Ordering::Relaxed);
+        for _ in 0..evaluations {
+            let _ = self.policy.try_validate(request, settings);
+        }
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+/// Creates linear memories on the heap, recording the largest size any of
+/// them reaches. Needs an engine without memory reservation and guard pages.
+struct PeakTracker {
+    peak: Arc<AtomicUsize>,
+}
+
+// SAFETY: the memories are zero-filled, sized as asked, and owned by the
+// instance they are created for; nothing else touches them.
+unsafe impl MemoryCreator for PeakTracker {
+    fn new_memory(
+        &self,
+        _ty: MemoryType,
+        minimum: usize,
+        _maximum: Option<usize>,
+        reserved_size_in_bytes: Option<usize>,
+        guard_size_in_bytes: usize,
+    ) -> Result<Box<dyn LinearMemory>, String> {
+        if reserved_size_in_bytes.unwrap_or(0) != 0 || guard_size_in_bytes != 0 {
+            return Err(
+                "the memory probe needs an engine without memory reservation and \
+                        guard pages"
+                    .to_owned(),
+            );
+        }
+        let mut memory = HeapMemory {
+            chunks: Vec::new(),
+            size: 0,
+            base: NonNull::dangling(),
+            peak: Arc::clone(&self.peak),
+        };
+        memory.grow_to(minimum).map_err(|error| error.to_string())?;
+        Ok(Box::new(memory))
+    }
+}
+
+/// A linear memory in a zero-filled heap allocation, aligned to 16 bytes.
+struct HeapMemory {
+    chunks: Vec<Chunk>,
+    /// The guest-visible size, in bytes.
+    size: usize,
+    /// The start of `chunks`, taken when it last (re)allocated.
+    base: NonNull<u8>,
+    peak: Arc<AtomicUsize>,
+}
+
+/// The unit of a [`HeapMemory`] allocation, for its alignment.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Chunk([u8; 16]);
+
+// SAFETY: `base` points into `chunks`, which the memory owns; wasmtime
+// accesses a store's memories from one thread at a time.
+unsafe impl Send for HeapMemory {}
+// SAFETY: as above; `&HeapMemory` only reads sizes and the pointer.
+unsafe impl Sync for HeapMemory {}
+
+// SAFETY: `as_ptr` points at `byte_size` zero-initialised bytes, which stay
+// put until the next `grow_to` (the engine lets memories move); `byte_capacity`
+// bytes are allocated.
+unsafe impl LinearMemory for HeapMemory {
+    fn byte_size(&self) -> usize {
+        self.size
+    }
+
+    fn byte_capacity(&self) -> usize {
+        self.chunks.capacity() * size_of::<Chunk>()
+    }
+
+    fn grow_to(&mut self, new_size: usize) -> wasmtime::Result<()> {
+        let chunks = new_size.div_ceil(size_of::<Chunk>());
+        self.chunks.resize(chunks, Chunk([0; 16]));
+        self.size = new_size;
+        self.base = NonNull::from(self.chunks.as_mut_slice()).cast();
+        self.peak.fetch_max(new_size, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn as_ptr(&self) -> *mut u8 {
+        self.base.as_ptr()
     }
 }
 
@@ -263,6 +474,30 @@ mod tests {
         assert!(!response.allowed);
         assert_eq!(response.uid, "u-1");
         assert_eq!(response.status.unwrap().code, Some(500));
+    }
+
+    #[test]
+    fn memory_probe_sees_the_guest_grow_its_memory() {
+        let body = "(drop (memory.grow (i32.const 3)))
+                    (call $response (i32.const 0) (i32.const 33)) (i32.const 1)";
+        let policy = guest(body);
+        let probe = policy.memory_probe().unwrap();
+        let peak = probe.peak_linear_memory(&request(), &Settings::new(), 2);
+        assert_eq!(peak, 4 * 64 * 1024);
+        let answer = |policy: &Policy| {
+            serde_json::to_value(policy.validate(&request(), &Settings::new())).unwrap()
+        };
+        assert_eq!(answer(&probe.policy), answer(&policy));
+    }
+
+    #[test]
+    fn memory_probe_of_a_guest_that_does_not_grow_is_its_initial_size() {
+        let policy = guest("(call $response (i32.const 0) (i32.const 33)) (i32.const 1)");
+        let probe = policy.memory_probe().unwrap();
+        assert_eq!(
+            probe.peak_linear_memory(&request(), &Settings::new(), 1),
+            64 * 1024
+        );
     }
 
     #[test]

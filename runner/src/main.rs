@@ -13,7 +13,7 @@ mod response;
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
 use crate::{host::Policy, input::Settings};
@@ -32,6 +32,30 @@ enum Command {
     Run(PolicyArgs),
     /// Time evaluations of a request, each on a fresh instance.
     Bench(BenchArgs),
+    /// Call a guest function with a file's bytes as they are, and print its
+    /// answer: for payloads `run` cannot send (not JSON, invalid UTF-8, nested
+    /// deeper than a JSON parser goes). A guest that fails is an error (exit 1).
+    Call(CallArgs),
+}
+
+#[derive(Debug, Args)]
+struct CallArgs {
+    /// The guest function: validate, validate_settings, protocol_version.
+    #[arg(value_name = "FUNCTION")]
+    function: String,
+
+    /// File whose bytes are the payload.
+    #[arg(value_name = "PAYLOAD")]
+    payload: PathBuf,
+
+    /// How long the guest call may run, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: u64,
+
+    /// The policy module (.wasm).
+    #[arg(value_name = "POLICY.wasm")]
+    policy: PathBuf,
 }
 
 /// The policy, its settings and the request, named as `kwctl run` names them.
@@ -131,6 +155,16 @@ fn run(command: Command) -> Result<()> {
             let loaded = args.load()?;
             let response = loaded.policy.validate(&loaded.request, &loaded.settings);
             println!("{}", serde_json::to_string(&response)?);
+        }
+        Command::Call(args) => {
+            let payload = std::fs::read(&args.payload)
+                .with_context(|| format!("Cannot read payload file {}", args.payload.display()))?;
+            let policy =
+                Policy::from_file(&args.policy, Duration::from_millis(args.timeout_ms), false)?;
+            let answer = policy
+                .call(&args.function, &payload)
+                .with_context(|| format!("The guest's {} failed", args.function))?;
+            println!("{}", String::from_utf8_lossy(&answer));
         }
         Command::Bench(args) => {
             let loaded = args.policy.load()?;
