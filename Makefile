@@ -13,9 +13,14 @@ IMAGE      := $(REGISTRY)/single-owner:v$(VERSION)
 .PHONY: check
 check: fmt lint test e2e-tests bench-smoke
 
+# wasm-opt -Oz (Debian's binaryen) takes 12% off the module; it measured no faster or slower
+# (see README, "Cost"). The features enabled are those rustc emits for wasm32-wasip1.
+WASM_OPT := wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+	--enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types
+
 policy.wasm: $(SOURCES)
 	cargo build --target wasm32-wasip1 --release
-	cp $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm policy.wasm
+	$(WASM_OPT) $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm -o policy.wasm
 
 # Embeds metadata.yml and README.md in the module, as Kubewarden publishes policies.
 annotated-policy.wasm: policy.wasm metadata.yml README.md
