@@ -39,6 +39,15 @@ use crate::{
 /// with deadlines in whole seconds; a finer tick gives millisecond deadlines.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// Whether compiled modules are stored in, and loaded from, wasmtime's cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cache {
+    /// Load the compiled module from the cache, or compile and store it.
+    On,
+    /// Compile the module every time (`runner bench` times the compilation).
+    Off,
+}
+
 /// A compiled policy module, ready to be instantiated.
 pub struct Policy {
     pre: WasmtimeEngineProviderPre,
@@ -53,18 +62,31 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Compile the module at `path`. Each guest call (the waPC init
-    /// functions, then each operation) may run for `timeout`. With `verbose`
-    /// the policy's log records are printed on stderr.
-    pub fn from_file(path: &Path, timeout: Duration, verbose: bool) -> Result<Self> {
+    /// Compile the module at `path`, or load it from the module cache. Each
+    /// guest call (the waPC init functions, then each operation) may run for
+    /// `timeout`. With `verbose` the policy's log records are printed on stderr.
+    pub fn from_file(path: &Path, timeout: Duration, verbose: bool, cache: Cache) -> Result<Self> {
         let bytes = std::fs::read(path)
             .with_context(|| format!("Cannot read policy module {}", path.display()))?;
-        Self::from_bytes(&bytes, timeout, verbose)
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        if cache == Cache::On {
+            // wasmtime's own cache, as kwctl and policy-server enable it
+            // (wasmtime-provider's `enable_cache`): compiled code is stored
+            // under the user's cache directory, keyed by a hash of the module
+            // bytes, the compiler's settings and the wasmtime version.
+            let cache = wasmtime::Cache::new(wasmtime::CacheConfig::new())
+                .map_err(|error| anyhow!("cannot set up the wasmtime cache: {error:#}"))?;
+            config.cache(Some(cache));
+        }
+        Self::compile(&config, &bytes, timeout, verbose)
             .with_context(|| format!("Cannot load policy module {}", path.display()))
     }
 
-    /// Compile a module (Wasm binary or WAT text); see [`Policy::from_file`].
-    pub fn from_bytes(bytes: &[u8], timeout: Duration, verbose: bool) -> Result<Self> {
+    /// Compile a module (Wasm binary or WAT text), without the module cache;
+    /// see [`Policy::from_file`].
+    #[cfg(test)]
+    fn from_bytes(bytes: &[u8], timeout: Duration, verbose: bool) -> Result<Self> {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
         Self::compile(&config, bytes, timeout, verbose)
@@ -136,7 +158,7 @@ impl Policy {
         self.module_size
     }
 
-    /// How long compiling the module took.
+    /// How long compiling the module took (or loading it, from the cache).
     pub fn compile_time(&self) -> Duration {
         self.compile_time
     }

@@ -1,9 +1,10 @@
 //! Reading the settings and the request given on the command line, the way
 //! `kwctl run` reads them.
 
-use std::{fs, io::Read, path::Path};
+use std::{collections::BTreeMap, fs, io::Read, path::Path};
 
 use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// A policy's settings: always a JSON object (`{}` when none are given).
@@ -41,40 +42,108 @@ fn settings_from_value(value: Value) -> Result<Settings> {
     }
 }
 
-/// The AdmissionRequest in the request file (`-` reads standard input).
+/// The AdmissionRequest in the request file (`-` reads standard input), as
+/// `kwctl run` reads it: a JSON document, either an AdmissionReview (`kind:
+/// AdmissionReview`, its `request`) or a bare AdmissionRequest, parsed into
+/// policy-evaluator's typed [`AdmissionRequest`] and serialised again from it:
+/// exactly what kwctl and policy-server hand the policy.
 pub fn load_request(path: &str) -> Result<Value> {
     let text = if path == "-" {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .context("Error reading request from stdin")?;
+            .map_err(|error| anyhow!("Error reading request from stdin: {error}"))?;
         text
     } else {
-        fs::read_to_string(path).with_context(|| format!("Error opening request file {path}"))?
+        fs::read_to_string(path)
+            .map_err(|error| anyhow!("Error opening request file {path}; {error}"))?
     };
-    let value: Value = serde_json::from_str(&text)
-        .with_context(|| format!("Cannot parse request file {path} as JSON"))?;
-    admission_request(value).with_context(|| format!("Invalid request file {path}"))
+    admission_request(serde_json::from_str(&text)?)
 }
 
-/// The AdmissionRequest in `value`: the `request` of an AdmissionReview
-/// (a document with `kind: AdmissionReview`, or with a top-level `request`
-/// object), or else `value` itself.
-pub fn admission_request(value: Value) -> Result<Value> {
-    let Value::Object(mut document) = value else {
-        bail!("expected a JSON object (an AdmissionRequest or an AdmissionReview)");
+/// The typed AdmissionRequest in a request document, serialised again; the
+/// errors are kwctl's (`build_validate_request` in kwctl's `run` command).
+pub fn admission_request(document: Value) -> Result<Value> {
+    let Some(object) = document.as_object() else {
+        bail!("Invalid request object");
     };
-    let is_review = document.get("kind").and_then(Value::as_str) == Some("AdmissionReview")
-        || document.get("request").is_some_and(Value::is_object);
-    if !is_review {
-        return Ok(Value::Object(document));
-    }
-    match document.remove("request") {
-        Some(request @ Value::Object(_)) => Ok(request),
-        _ => Err(anyhow!(
-            "invalid AdmissionReview object: it has no `request` object"
-        )),
-    }
+    let request = if object.get("kind").and_then(Value::as_str) == Some("AdmissionReview") {
+        object
+            .get("request")
+            .cloned()
+            .ok_or_else(|| anyhow!("invalid AdmissionReview object"))?
+    } else {
+        document
+    };
+    let request: AdmissionRequest = serde_json::from_value(request).map_err(|error| {
+        anyhow!("cannot build AdmissionRequest object from given input: {error}")
+    })?;
+    Ok(serde_json::to_value(request)?)
+}
+
+/// `admission/v1` AdmissionRequest as policy-evaluator types it
+/// (`policy_evaluator::admission_request::AdmissionRequest`): what kwctl and
+/// policy-server require of a request before any policy sees it. Unknown
+/// fields are dropped, absent and null optional fields are left out.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AdmissionRequest {
+    uid: String,
+    kind: GroupVersionKind,
+    resource: GroupVersionResource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub_resource: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_kind: Option<GroupVersionKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_resource: Option<GroupVersionResource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_sub_resource: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<String>,
+    operation: String,
+    user_info: UserInfo,
+    /// A `RawExtension`: any JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old_object: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dry_run: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<Value>,
+}
+
+/// policy-evaluator's `GroupVersionKind`: all three fields required.
+#[derive(Debug, Deserialize, Serialize)]
+struct GroupVersionKind {
+    group: String,
+    version: String,
+    kind: String,
+}
+
+/// policy-evaluator's `GroupVersionResource`: all three fields required.
+#[derive(Debug, Deserialize, Serialize)]
+struct GroupVersionResource {
+    group: String,
+    version: String,
+    resource: String,
+}
+
+/// Kubernetes' `authentication/v1` UserInfo (k8s-openapi's): every field
+/// optional, absent ones left out.
+#[derive(Debug, Deserialize, Serialize)]
+struct UserInfo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra: Option<BTreeMap<String, Vec<String>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    groups: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<String>,
 }
 
 /// The request's `uid`, or `""` when it has none (as policy-evaluator does).
@@ -96,10 +165,26 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A request with every required field, as the API server sends it.
+    fn minimal() -> Value {
+        json!({
+            "uid": "1",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "operation": "CREATE",
+            "userInfo": {"username": "alice"},
+        })
+    }
+
     #[test]
-    fn bare_request_is_kept() {
-        let request = json!({"uid": "1", "operation": "CREATE", "object": {"kind": "Pod"}});
-        assert_eq!(admission_request(request.clone()).unwrap(), request);
+    fn bare_request_is_read_as_kwctl_types_it() {
+        let mut request = minimal();
+        request["object"] = json!({"kind": "ConfigMap"});
+        request["oldObject"] = Value::Null;
+        request["unknownField"] = json!(1);
+        let mut expected = minimal();
+        expected["object"] = json!({"kind": "ConfigMap"});
+        assert_eq!(admission_request(request).unwrap(), expected);
     }
 
     #[test]
@@ -107,30 +192,68 @@ mod tests {
         let review = json!({
             "apiVersion": "admission.k8s.io/v1",
             "kind": "AdmissionReview",
-            "request": {"uid": "2", "object": {}},
+            "request": minimal(),
         });
-        assert_eq!(
-            admission_request(review).unwrap(),
-            json!({"uid": "2", "object": {}})
-        );
+        assert_eq!(admission_request(review).unwrap(), minimal());
     }
 
     #[test]
-    fn review_without_kind_is_recognised_by_its_request() {
-        let review = json!({"request": {"uid": "3"}});
-        assert_eq!(admission_request(review).unwrap(), json!({"uid": "3"}));
+    fn only_kind_makes_a_review() {
+        let error = admission_request(json!({"request": minimal()})).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot build AdmissionRequest object from given input: missing field `uid`"
+        );
     }
 
     #[test]
     fn review_without_request_is_an_error() {
         let review = json!({"kind": "AdmissionReview", "response": {}});
-        assert!(admission_request(review).is_err());
+        let error = admission_request(review).unwrap_err();
+        assert_eq!(error.to_string(), "invalid AdmissionReview object");
     }
 
     #[test]
     fn non_object_request_is_an_error() {
-        assert!(admission_request(json!([1, 2])).is_err());
-        assert!(admission_request(json!("pod")).is_err());
+        for document in [json!([1, 2]), json!("pod")] {
+            let error = admission_request(document).unwrap_err();
+            assert_eq!(error.to_string(), "Invalid request object");
+        }
+    }
+
+    #[test]
+    fn required_fields_and_types_are_kwctls() {
+        let refused = |edit: fn(&mut Value)| {
+            let mut request = minimal();
+            edit(&mut request);
+            admission_request(request).unwrap_err().to_string()
+        };
+        let prefix = "cannot build AdmissionRequest object from given input: ";
+        for (edit, reason) in [
+            (
+                (|r: &mut Value| drop(r.as_object_mut().unwrap().remove("resource")))
+                    as fn(&mut Value),
+                "missing field `resource`",
+            ),
+            (
+                |r| drop(r.as_object_mut().unwrap().remove("userInfo")),
+                "missing field `userInfo`",
+            ),
+            (
+                |r| r["userInfo"]["groups"] = json!("system:masters"),
+                "invalid type: string \"system:masters\", expected a sequence",
+            ),
+            (
+                |r| r["kind"] = json!("ConfigMap"),
+                "invalid type: string \"ConfigMap\", expected struct GroupVersionKind",
+            ),
+            (
+                |r| r["uid"] = json!(7),
+                "invalid type: integer `7`, expected a string",
+            ),
+        ] {
+            assert_eq!(refused(edit), format!("{prefix}{reason}"));
+        }
     }
 
     #[test]

@@ -16,7 +16,17 @@ use std::{path::PathBuf, process::ExitCode, time::Duration};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::{host::Policy, input::Settings};
+use crate::{
+    host::{Cache, Policy},
+    input::Settings,
+};
+
+impl Cache {
+    /// The cache as `--disable-wasmtime-cache` asks.
+    fn from_flag(disabled: bool) -> Self {
+        if disabled { Self::Off } else { Self::On }
+    }
+}
 
 /// Run a Kubewarden waPC policy module like `kwctl run` / policy-server.
 #[derive(Debug, Parser)]
@@ -29,7 +39,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Evaluate a request and print the AdmissionResponse as JSON.
-    Run(PolicyArgs),
+    Run(RunArgs),
     /// Time evaluations of a request, each on a fresh instance.
     Bench(BenchArgs),
     /// Call a guest function with a file's bytes as they are, and print its
@@ -40,6 +50,10 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct CallArgs {
+    /// Compile the module even when wasmtime's cache holds it.
+    #[arg(long)]
+    disable_wasmtime_cache: bool,
+
     /// The guest function: validate, validate_settings, protocol_version.
     #[arg(value_name = "FUNCTION")]
     function: String,
@@ -56,6 +70,16 @@ struct CallArgs {
     /// The policy module (.wasm).
     #[arg(value_name = "POLICY.wasm")]
     policy: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[command(flatten)]
+    policy: PolicyArgs,
+
+    /// Compile the module even when wasmtime's cache holds it.
+    #[arg(long)]
+    disable_wasmtime_cache: bool,
 }
 
 /// The policy, its settings and the request, named as `kwctl run` names them.
@@ -116,17 +140,17 @@ struct Loaded {
 impl PolicyArgs {
     /// Read the settings, the request and the module, and check the
     /// settings with the policy, failing as kwctl does when they are invalid.
-    fn load(&self) -> Result<Loaded> {
+    fn load(&self, cache: Cache) -> Result<Loaded> {
         let settings =
             input::load_settings(self.settings_json.as_deref(), self.settings_path.as_deref())?;
         let request = input::load_request(&self.request_path)?;
         let timeout = Duration::from_millis(self.timeout_ms);
-        let policy = Policy::from_file(&self.policy, timeout, self.verbose)?;
+        let policy = Policy::from_file(&self.policy, timeout, self.verbose, cache)?;
 
         let validation = policy.validate_settings(&settings);
         if !validation.valid {
             bail!(
-                "Provided settings are not valid: {:?}",
+                "Provided settings are not valid: {}",
                 validation.message.unwrap_or_default()
             );
         }
@@ -152,22 +176,26 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => {
-            let loaded = args.load()?;
+            let loaded = args
+                .policy
+                .load(Cache::from_flag(args.disable_wasmtime_cache))?;
             let response = loaded.policy.validate(&loaded.request, &loaded.settings);
             println!("{}", serde_json::to_string(&response)?);
         }
         Command::Call(args) => {
             let payload = std::fs::read(&args.payload)
                 .with_context(|| format!("Cannot read payload file {}", args.payload.display()))?;
-            let policy =
-                Policy::from_file(&args.policy, Duration::from_millis(args.timeout_ms), false)?;
+            let timeout = Duration::from_millis(args.timeout_ms);
+            let cache = Cache::from_flag(args.disable_wasmtime_cache);
+            let policy = Policy::from_file(&args.policy, timeout, false, cache)?;
             let answer = policy
                 .call(&args.function, &payload)
                 .with_context(|| format!("The guest's {} failed", args.function))?;
             println!("{}", String::from_utf8_lossy(&answer));
         }
         Command::Bench(args) => {
-            let loaded = args.policy.load()?;
+            // Compiled afresh: the report gives the compile time.
+            let loaded = args.policy.load(Cache::Off)?;
             let report = bench::run(
                 &loaded.policy,
                 &loaded.request,
