@@ -1,7 +1,10 @@
 # single-owner-policy: build, test, run and publish the Kubewarden policy.
 #
 #   make demo    run the policy on the sample requests under examples/
-#   make check   every test: format, lints, unit tests, e2e through the .wasm, bench smoke run
+#   make check   every test: format, lints, unit tests, e2e through the .wasm, the demo,
+#                bench smoke run
+#
+# Both install what a fresh machine lacks first (scripts/setup).
 
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 RUNNER     := $(TARGET_DIR)/runner/runner
@@ -11,15 +14,23 @@ REGISTRY   ?= ghcr.io/single-owner-policy/policies
 IMAGE      := $(REGISTRY)/single-owner:v$(VERSION)
 
 .PHONY: check
-check: fmt lint test e2e-tests bench-smoke
+check: setup-check fmt lint test e2e-tests demo bench-smoke
+
+# What a fresh machine lacks: the wasm32-wasip1 target, jq and wasm-opt (and, for
+# `make check`, rustfmt, clippy and bats); installed with rustup and apt-get.
+.PHONY: setup setup-check
+setup:
+	@scripts/setup
+setup-check:
+	@scripts/setup --check
 
 # wasm-opt -Oz (Debian's binaryen) takes 12% off the module; it measured no faster or slower
 # (see README, "Cost"). The features enabled are those rustc emits for wasm32-wasip1.
 WASM_OPT := wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
 	--enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types
 
-policy.wasm: $(SOURCES)
-	cargo build --target wasm32-wasip1 --release
+policy.wasm: $(SOURCES) | setup
+	cargo build --locked --target wasm32-wasip1 --release
 	$(WASM_OPT) $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm -o policy.wasm
 
 # Embeds metadata.yml and README.md in the module, as Kubewarden publishes policies.
@@ -29,29 +40,30 @@ annotated-policy.wasm: policy.wasm metadata.yml README.md
 # The waPC runner on wasmtime that stands in for `kwctl run` (see runner/).
 .PHONY: runner
 runner:
-	cargo build --profile runner -p runner
+	cargo build --locked --profile runner -p runner
 
 .PHONY: fmt
-fmt:
+fmt: | setup-check
 	cargo fmt --all -- --check
 
 .PHONY: lint
-lint:
+lint: | setup-check
 	cargo clippy --workspace --all-targets --profile runner -- -D warnings
 
 .PHONY: test
 test:
 	cargo test
 	cargo test -p runner --profile runner
+	cargo test -p bench-fixtures
 
 # Runs e2e.bats through the compiled module: with the runner, or with real kwctl
 # when KWCTL is set (then on annotated-policy.wasm).
 .PHONY: e2e-tests
 ifeq ($(origin KWCTL),undefined)
-e2e-tests: policy.wasm runner
+e2e-tests: policy.wasm runner | setup-check
 	KWCTL=$(RUNNER) POLICY=policy.wasm bats e2e.bats
 else
-e2e-tests: annotated-policy.wasm
+e2e-tests: annotated-policy.wasm | setup-check
 	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e.bats
 endif
 
