@@ -71,7 +71,9 @@ pub fn evaluate(request: &AdmissionRequest<'_>, settings: &Settings) -> Verdict 
         .then(|| Acting::of(&request.user_info, &settings.identities));
     let guards_deletes = acting.is_some() && settings.writes == Writes::Owner;
     let (old, new) = match (request.operation, &request.old_object, &request.object) {
-        _ if !request.sub_resource.is_empty() => return Verdict::Respond(accept()),
+        _ if request.is_subresource() && !subresource_changes_ownership(request, settings) => {
+            return Verdict::Respond(accept());
+        }
         (Operation::Create, _, Some(new)) => (None, Some(new)),
         (Operation::Update, Some(old), Some(new)) => (Some(old), Some(new)),
         (Operation::Delete, Some(old), _) if guards_deletes => (Some(old), None),
@@ -134,6 +136,36 @@ pub fn evaluate(request: &AdmissionRequest<'_>, settings: &Settings) -> Verdict 
         Some(exempt) => accept_exempt(&exempt, messages.collect()),
         None => reject(messages.collect::<Vec<_>>().join("; "), DENIED),
     })
+}
+
+/// Whether a subresource request may change what the rules guard, and so is judged like a
+/// request on the object itself: an UPDATE whose body is the object (a `Pod` on `pods/status`,
+/// not the `Scale` of `deployments/scale`) and whose owner labels, kind labels or offer differ
+/// from the stored object's. Most built-in kinds' status strategies persist label changes
+/// (`podStatusStrategy.PrepareForUpdate` keeps the new object's metadata), so a status write can
+/// move an object between owners; one that keeps them is accepted whoever sends it, since
+/// kubelets and controllers write the status of every owner's objects.
+fn subresource_changes_ownership(request: &AdmissionRequest<'_>, settings: &Settings) -> bool {
+    let (Operation::Update, Some(old), Some(new)) =
+        (request.operation, &request.old_object, &request.object)
+    else {
+        return false;
+    };
+    if request.body_is_a_scale() {
+        return false;
+    }
+    let owners_differ = settings.owner_labels.iter().any(|entry| {
+        Claim::read(entry, &old.metadata.labels) != Claim::read(entry, &new.metadata.labels)
+    });
+    fn offer<'o>(object: &'o Object<'_>, annotation: &str) -> Option<&'o str> {
+        object
+            .metadata
+            .annotations
+            .get(annotation)
+            .map(|raw| raw.get())
+    }
+    let annotation = settings.transfer_annotation.as_str();
+    owners_differ || offer(old, annotation) != offer(new, annotation)
 }
 
 /// What the rules read besides the owner labels.
@@ -230,7 +262,10 @@ impl<'a> Context<'a> {
         owner: Claim<'a>,
         object: &'a Object<'a>,
     ) -> Option<Violation<'a>> {
-        if self.settings.writes != Writes::Owner || owner.is_none() {
+        // Status writers act for every owner: a subresource write is judged on what it
+        // changes, never on who writes it.
+        let subresource = self.request.is_subresource();
+        if self.settings.writes != Writes::Owner || owner.is_none() || subresource {
             return None;
         }
         let reason = self.not_acting_for(owner, "update or delete")?;
@@ -415,6 +450,8 @@ struct ObjectRef<'a> {
     kind: &'a str,
     namespace: &'a str,
     name: &'a str,
+    /// The subresource written, if any.
+    subresource: &'a str,
 }
 
 impl<'a> ObjectRef<'a> {
@@ -432,6 +469,7 @@ impl<'a> ObjectRef<'a> {
             kind: &request.kind.kind,
             namespace,
             name,
+            subresource: &request.sub_resource,
         }
     }
 }
@@ -444,8 +482,12 @@ impl fmt::Display for ObjectRef<'_> {
             self.name
         };
         match self.namespace {
-            "" => write!(f, "{} {name}", self.kind),
-            namespace => write!(f, "{} {namespace}/{name}", self.kind),
+            "" => write!(f, "{} {name}", self.kind)?,
+            namespace => write!(f, "{} {namespace}/{name}", self.kind)?,
+        }
+        match self.subresource {
+            "" => Ok(()),
+            subresource => write!(f, " (subresource {subresource})"),
         }
     }
 }

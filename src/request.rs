@@ -79,6 +79,19 @@ pub struct AdmissionRequest<'a> {
 }
 
 impl AdmissionRequest<'_> {
+    /// Whether the request targets a subresource (`status`, `scale`, …) of the object.
+    pub fn is_subresource(&self) -> bool {
+        !self.sub_resource.is_empty()
+    }
+
+    /// Whether the request's body is an `autoscaling` `Scale`, the body of every `scale`
+    /// subresource: built from the object's replicas, it carries none of the object's labels,
+    /// and the API server persists none of its own. (The other bodies of another kind than their
+    /// object — `Binding`, `Eviction`, `TokenRequest` — come in CREATEs.)
+    pub fn body_is_a_scale(&self) -> bool {
+        &*self.kind.group == "autoscaling" && &*self.kind.kind == "Scale"
+    }
+
     /// Where the request's object lives.
     pub fn object_scope(&self) -> ObjectScope<'_> {
         ObjectScope::of(&self.kind.group, &self.kind.kind, &self.namespace)

@@ -39,16 +39,22 @@ fn policies_agree_with_metadata_and_their_settings_file() {
             !stamps || metadata["mutating"].as_bool().unwrap(),
             "{setup}"
         );
-        let (rule, all) = (&spec["rules"][0], &metadata["rules"][0]);
-        for field in ["apiGroups", "apiVersions", "resources"] {
-            assert_eq!(rule[field], all[field], "{setup}: {field}");
+        // The rules of metadata.yml, in order, each with the operations the settings need.
+        let rules = spec["rules"].as_sequence().unwrap();
+        let all = metadata["rules"].as_sequence().unwrap();
+        assert_eq!(rules.len(), all.len(), "{setup}: rules");
+        for (rule, all) in rules.iter().zip(all) {
+            for field in ["apiGroups", "apiVersions", "resources"] {
+                assert_eq!(rule[field], all[field], "{setup}: {field}");
+            }
+            let operations = rule["operations"].as_sequence().unwrap();
+            let supported = all["operations"].as_sequence().unwrap();
+            assert!(
+                operations.iter().all(|op| supported.contains(op)),
+                "{setup}: {operations:?}"
+            );
         }
-        let operations = rule["operations"].as_sequence().unwrap();
-        let supported = all["operations"].as_sequence().unwrap();
-        assert!(
-            operations.iter().all(|op| supported.contains(op)),
-            "{setup}: {operations:?}"
-        );
+        let operations = rules[0]["operations"].as_sequence().unwrap();
         let guards_deletes = settings["writes"].as_str() == Some("Owner");
         assert_eq!(
             operations.contains(&Value::from("DELETE")),
@@ -58,6 +64,40 @@ fn policies_agree_with_metadata_and_their_settings_file() {
         let settings = serde_json::to_vec(&settings).unwrap();
         let response = policy::validate_settings(&settings);
         assert!(response.valid, "{setup}: {:?}", response.message);
+    }
+}
+
+/// Every policy routes to the webhook the subresource writes that can change an owner label.
+#[test]
+fn policies_route_label_changing_subresources() {
+    let label_changing = [
+        "*/status",
+        "namespaces/finalize",
+        "certificatesigningrequests/approval",
+    ];
+    for setup in SETUPS {
+        let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
+        let routed = |resource: &str| {
+            policy["spec"]["rules"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .any(|rule| {
+                    let has = |field: &str, value: &str| {
+                        rule[field]
+                            .as_sequence()
+                            .unwrap()
+                            .contains(&Value::from(value))
+                    };
+                    has("resources", resource)
+                        && has("operations", "UPDATE")
+                        && has("apiGroups", "*")
+                        && has("apiVersions", "*")
+                })
+        };
+        for resource in label_changing {
+            assert!(routed(resource), "{setup}: {resource} UPDATE is not routed");
+        }
     }
 }
 

@@ -238,6 +238,42 @@ fn every_entry_is_guarded_and_reported() {
     assert!(message.contains(r#"; camel.apache.org/operator.id: owner change denied for Integration camel/x from "operator-1" to "operator-2""#));
 }
 
+/// A subresource UPDATE that changes owner labels is judged as an update of the object itself,
+/// naming the subresource; one that keeps them, or whose body is a `Scale`, is accepted.
+#[test]
+fn subresource_updates_are_judged_on_what_they_change() {
+    let identities = r#"{"identities": [{"owners": ["ClusterExtension.a"], "users": ["installer-a"]}],
+        "writes": "Owner"}"#;
+    let deny_both = r#"{"adoption": "Deny", "orphaning": "Deny"}"#;
+    let a = [("appID", "ClusterExtension.a")];
+    let b = [("appID", "ClusterExtension.b")];
+    let team_a = [("appID", "Extension.team-a.x")];
+    let none: [(&str, &str); 0] = [];
+    #[rustfmt::skip]
+    let rows: &[(&str, &str, &str, Pairs, Pairs, &str, Expect)] = &[
+        // subresource, kind, namespace, old labels, new labels, settings, verdict
+        ("status", "/Pod", "team-b", &a, &a, identities, Allowed),
+        ("status", "/Pod", "team-b", &a, &[("appID", "ClusterExtension.a"), ("app", "web")], deny_both, Allowed),
+        ("status", "/Pod", "team-b", &a, &b, APP_ID, Denied(r#"appID: owner change denied for Pod team-b/x (subresource status) from "ClusterExtension.a" to "ClusterExtension.b": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.b, then the new owner changes the owner label and removes the annotation"#)),
+        ("status", "/Pod", "team-b", &a, &none, deny_both, Denied(r#"appID: orphaning denied for Pod team-b/x (subresource status) from "ClusterExtension.a" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
+        ("status", "/Pod", "team-b", &a, &none, identities, Denied(r#"appID: identity denied for Pod team-b/x (subresource status) from "ClusterExtension.a" to none: user kubernetes-admin acts for none, not for "ClusterExtension.a"; only a requester acting for an owner may remove it"#)),
+        ("status", "/Pod", "team-b", &none, &team_a, APP_ID, Denied(r#"appID: namespace scope denied for Pod team-b/x (subresource status) from none to "Extension.team-a.x": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#)),
+        ("status", "/Namespace", "", &none, &team_a, APP_ID, Denied(r#"appID: cluster scope denied for Namespace x (subresource status) from none to "Extension.team-a.x": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
+        ("finalize", "/Namespace", "", &a, &b, APP_ID, Denied(r#"appID: owner change denied for Namespace x (subresource finalize) from "ClusterExtension.a" to "ClusterExtension.b": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.b, then the new owner changes the owner label and removes the annotation"#)),
+        ("scale", "autoscaling/Scale", "team-b", &none, &b, identities, Allowed),
+    ];
+    for &(subresource, kind, namespace, old, new, shape, expected) in rows {
+        let mut request = request(kind, namespace, Some(old), new);
+        request["subResource"] = json!(subresource);
+        assert_verdict(
+            &request,
+            &settings(shape),
+            expected,
+            &format!("{subresource} of {kind}: {old:?} -> {new:?} under {shape}"),
+        );
+    }
+}
+
 /// Whole AdmissionRequests of real kinds, under the settings of each setup.
 #[test]
 fn sample_requests() {
@@ -254,8 +290,12 @@ fn sample_requests() {
         ("crd-update-adoption", deny_both, Denied(r#"appID: adoption denied for CustomResourceDefinition foos.example.com from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
         ("crd-update-orphaning", APP_ID, Allowed),
         ("crd-update-orphaning", deny_both, Denied(r#"appID: orphaning denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        // subresources and DELETE are not judged
-        ("crd-update-status", APP_ID, Allowed),
+        // a status write that keeps the owner labels, and DELETE without `writes: Owner`, are
+        // not judged
+        ("crd-update-status", deny_both, Allowed),
+        ("pod-status-update-by-kubelet", deny_both, Allowed),
+        ("namespace-status-update", deny_both, Allowed),
+        ("deployment-scale-update", deny_both, Allowed),
         ("crd-delete", deny_both, Allowed),
         ("job-update-legacy-owner", APP_ID, Allowed),
         ("configmap-create-own-namespace", APP_ID, Allowed),
