@@ -29,14 +29,19 @@ evaluate() {
 request() {
     local file="$BATS_TEST_TMPDIR/request-$RANDOM.json"
     jq -n --arg group "$1" --arg kind "$2" --arg ns "$3" --arg op "$4" \
-        --argjson old "$5" --argjson new "$6" --arg user "${7:-kubernetes-admin}" '{
-        uid: "e2e", kind: {group: $group, version: "v1", kind: $kind},
-        resource: {group: $group, version: "v1", resource: ($kind | ascii_downcase + "s")},
-        name: "x", namespace: $ns, operation: $op,
-        userInfo: {username: $user, groups: ["system:authenticated"]},
-        object: (if $new == null then null else {metadata: {name: "x", labels: $new}} end),
-        oldObject: (if $old == null then null else {metadata: {name: "x", labels: $old}} end)
-    }' >"$file"
+        --argjson old "$5" --argjson new "$6" --arg user "${7:-kubernetes-admin}" '
+        def in_namespace: if $ns == "" then . else . + {namespace: $ns} end;
+        def side($labels): if $labels == null then null else {
+            apiVersion: (if $group == "" then "v1" else "\($group)/v1" end), kind: $kind,
+            metadata: ({name: "x", labels: $labels} | in_namespace)
+        } end;
+        {
+            uid: "e2e", kind: {group: $group, version: "v1", kind: $kind},
+            resource: {group: $group, version: "v1", resource: ($kind | ascii_downcase + "s")},
+            name: "x", operation: $op,
+            userInfo: {username: $user, groups: ["system:authenticated"]},
+            object: side($new), oldObject: side($old)
+        } | in_namespace' >"$file"
     echo "$file"
 }
 
@@ -205,11 +210,78 @@ settings_rejected() {
     [[ $(jq -r '.warnings[0]' <<<"$output") == "user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts bypassed: appID: owner change denied for"* ]]
 }
 
-@test "subresource and DELETE requests are not judged" {
-    evaluate '{}' test_data/crd-update-status.json
+@test "a status write that keeps the owner labels, and a DELETE without writes: Owner, are not judged" {
+    evaluate '{"orphaning": "Deny"}' test_data/crd-update-status.json
     allowed
     evaluate '{"orphaning": "Deny"}' test_data/crd-delete.json
     allowed
+}
+
+# --- subresources: a status write can relabel Pods, Namespaces and other built-in kinds ------
+
+# The status UPDATE test_data/FIXTURE, edited by a jq filter and sent by USER:
+#   status_write FIXTURE FILTER [USER]
+status_write() {
+    local file="$BATS_TEST_TMPDIR/status-$RANDOM.json"
+    jq --arg user "${3:-kubernetes-admin}" \
+        "$2 | .userInfo = {username: \$user, groups: [\"system:authenticated\"]}" \
+        "test_data/$1" >"$file"
+    echo "$file"
+}
+
+MOVE_TO_KPS='.object.metadata.labels.appID = "ClusterExtension.kube-prometheus-stack"'
+ORPHAN='.object.metadata.labels |= del(.appID)'
+ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.labels.appID = "Extension.team-a.argocd"'
+
+@test "subresource: an owner change through pods/status or namespaces/status is denied, naming it" {
+    evaluate '{}' "$(status_write pod-status-update-by-kubelet.json "$MOVE_TO_KPS")"
+    denied "appID: owner change denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner ClusterExtension.kube-prometheus-stack)"
+    evaluate '{}' "$(status_write namespace-status-update.json "$MOVE_TO_KPS")"
+    denied "appID: owner change denied for Namespace cert-manager (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner ClusterExtension.kube-prometheus-stack)"
+}
+
+@test "subresource: orphaning through pods/status or namespaces/status is judged like on the object" {
+    evaluate '{"orphaning": "Deny"}' "$(status_write pod-status-update-by-kubelet.json "$ORPHAN")"
+    denied 'appID: orphaning denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from "ClusterExtension.cert-manager" to none: orphaning is set to Deny; the owner label stays until the object is deleted'
+    evaluate examples/helm/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN")"
+    denied 'appID: identity denied for Namespace cert-manager (subresource status) from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
+    evaluate examples/helm/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN" system:serviceaccount:helm-releases:cert-manager)"
+    allowed
+}
+
+@test "subresource: an out-of-scope adoption through pods/status or namespaces/status is denied" {
+    evaluate '{}' "$(status_write pod-status-update-by-kubelet.json "$ADOPT_BY_TEAM_A")"
+    denied 'appID: namespace scope denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in cert-manager; use an owner from cert-manager or a cluster-level owner'
+    evaluate '{}' "$(status_write namespace-status-update.json "$ADOPT_BY_TEAM_A")"
+    denied "appID: cluster scope denied for Namespace cert-manager (subresource status) from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
+}
+
+@test "subresource: the kubelet's status write that keeps the labels passes under writes: Owner" {
+    evaluate examples/helm/settings.yaml test_data/pod-status-update-by-kubelet.json
+    allowed
+    evaluate examples/olm-v1/settings.yaml test_data/pod-status-update-by-kubelet.json
+    allowed
+    evaluate examples/helm/settings.yaml test_data/namespace-status-update.json
+    allowed
+    # The same write on the Pod itself is the owner's to make.
+    jq 'del(.subResource, .requestSubResource)' test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/main.json"
+    evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/main.json"
+    denied 'appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p, owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+}
+
+@test "subresource: a scale update is allowed, whatever its Scale body says" {
+    evaluate examples/helm/settings.yaml test_data/deployment-scale-update.json
+    allowed
+    jq '.object.metadata.labels = {"appID": "ClusterExtension.other"}' test_data/deployment-scale-update.json >"$BATS_TEST_TMPDIR/scale.json"
+    evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
+    allowed
+}
+
+@test "subresource: an offer made through a status write is judged like one on the object" {
+    jq '.object.metadata.annotations["single-owner-policy.io/offer"] = "ClusterExtension.kube-prometheus-stack"' \
+        test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/offer.json"
+    evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/offer.json"
+    denied 'single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may offer it or withdraw an offer of it'
 }
 
 # --- settings errors ------------------------------------------------------------
@@ -225,10 +297,10 @@ settings_rejected() {
         settings_rejected "$message"
     done <<'EOF'
 {"ownerLabels": []}|ownerLabels: list at least one owner label
-{"ownerLabels": [{"key": "app ID"}]}|ownerLabels[0].key: \"app ID\" is not a valid label key
-{"ownerLabels": [{"key": "a"}, {"key": "a"}]}|ownerLabels[1].key: label \"a\" is already guarded by another entry
-{"ownerLabels": [{"key": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}|ownerLabels[0]: kind \"X\" is listed in both clusterKinds and namespacedKinds
-{"ownerLabels": [{"key": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerLabels[0].clusterKinds[0]: \"Cluster.Extension\" is not a valid kind name
+{"ownerLabels": [{"key": "app ID"}]}|ownerLabels[0].key: "app ID" is not a valid label key
+{"ownerLabels": [{"key": "a"}, {"key": "a"}]}|ownerLabels[1].key: label "a" is already guarded by another entry
+{"ownerLabels": [{"key": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}|ownerLabels[0]: kind "X" is listed in both clusterKinds and namespacedKinds
+{"ownerLabels": [{"key": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerLabels[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name
 {"ownerLabels": [{"key": "a", "kindKey": "b"}]}|ownerLabels[0].kindKey: set without clusterKinds or namespacedKinds
 {"adoption": "allow"}|adoption: unknown variant `allow`, expected `Allow` or `Deny`
 EOF
@@ -361,8 +433,8 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
 {"writes": "Owner"}|writes: Owner needs identities
 {"stamp": true}|stamp: true needs identities
 {"identities": [{"owners": ["ClusterExtension.a"]}]}|identities[0]: binds no users or groups
-{"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]: \"Extension.${ns}.*\" uses the unknown template ${ns}
-{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: \"Operator.a\" is no valid owner for any of the ownerLabels
+{"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]: "Extension.${ns}.*" uses the unknown template ${ns}
+{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerLabels
 EOF
 }
 
@@ -372,10 +444,12 @@ EOF
 handoff() {
     local file="$BATS_TEST_TMPDIR/handoff-$RANDOM.json"
     jq -n --arg user "$1" --arg old "$2" --arg old_offer "$3" --arg new "$4" --arg new_offer "$5" '
-        def side($owner; $offer): {kind: "Integration", metadata: {name: "orders-route",
+        def side($owner; $offer): {apiVersion: "camel.apache.org/v1", kind: "Integration",
+            metadata: {name: "orders-route", namespace: "shop",
             labels: (if $owner == "" then {} else {"camel.apache.org/operator.id": $owner} end),
             annotations: (if $offer == "" then {} else {"single-owner-policy.io/offer": $offer} end)}};
         {uid: "h", kind: {group: "camel.apache.org", version: "v1", kind: "Integration"},
+         resource: {group: "camel.apache.org", version: "v1", resource: "integrations"},
          operation: "UPDATE", namespace: "shop", name: "orders-route",
          userInfo: {username: $user, groups: ["system:serviceaccounts"]},
          object: side($new; $new_offer), oldObject: side($old; $old_offer)}' >"$file"
@@ -472,10 +546,32 @@ unreadable() {
     unreadable 'request.object.metadata.labels.appID: invalid type: null, expected a string'
     evaluate '{}' "$(odd_request '.object.metadata.labels = "appID"')"
     unreadable 'request.object.metadata.labels: invalid type: string "appID", expected a map'
-    evaluate '{}' "$(odd_request '.userInfo.groups = "system:masters"')"
-    unreadable 'request.userInfo.groups: invalid type: string "system:masters", expected a sequence'
-    evaluate '{}' "$(odd_request '.kind = "ConfigMap"')"
-    unreadable 'request.kind: invalid type: string "ConfigMap", expected struct GroupVersionKind'
+}
+
+@test "hostile: a request kwctl cannot type is refused before the policy runs, in kwctl's words" {
+    run --separate-stderr "$KWCTL" run --settings-json '{}' --request-path "$(odd_request 'del(.resource)')" "$POLICY"
+    echo "stderr: $stderr"
+    [ "$status" -eq 1 ]
+    [ "$output" = "" ]
+    [[ $stderr == *"cannot build AdmissionRequest object from given input: missing field \`resource\`"* ]]
+    run --separate-stderr "$KWCTL" run --settings-json '{}' --request-path "$(odd_request '.userInfo.groups = "system:masters"')" "$POLICY"
+    [ "$status" -eq 1 ]
+    [[ $stderr == *'cannot build AdmissionRequest object from given input: invalid type: string "system:masters", expected a sequence'* ]]
+}
+
+@test "hostile: the policy's own answer to mistyped fields that hosts refuse (runner call)" {
+    # kwctl and policy-server refuse these requests before any policy runs (see the test
+    # above); the policy must still answer them with a 400 naming the field, never trap.
+    jq -c '{request: (.userInfo.groups = "system:masters"), settings: {}}' \
+        test_data/configmap-create-own-namespace.json >"$BATS_TEST_TMPDIR/groups"
+    raw validate "$BATS_TEST_TMPDIR/groups"
+    [ "$(jq -r .code <<<"$output")" = 400 ]
+    [[ $(jq -r .message <<<"$output") == 'cannot read the admission request: request.userInfo.groups: invalid type: string "system:masters", expected a sequence at line 1 column '* ]]
+    jq -c '{request: (.kind = "ConfigMap"), settings: {}}' \
+        test_data/configmap-create-own-namespace.json >"$BATS_TEST_TMPDIR/kind"
+    raw validate "$BATS_TEST_TMPDIR/kind"
+    [ "$(jq -r .code <<<"$output")" = 400 ]
+    [[ $(jq -r .message <<<"$output") == 'cannot read the admission request: request.kind: invalid type: string "ConfigMap", expected struct GroupVersionKind at line 1 column '* ]]
 }
 
 @test "hostile: an empty or unknown operation is rejected with code 400" {
@@ -509,15 +605,15 @@ unreadable() {
         run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
         settings_rejected "$message"
     done <<'EOF'
-{"ownerLabels": "appID"}|ownerLabels: invalid type: string \"appID\", expected a sequence
+{"ownerLabels": "appID"}|ownerLabels: invalid type: string "appID", expected a sequence
 {"ownerLabels": [{"key": 1}]}|ownerLabels[0].key: invalid type: integer `1`, expected a string
-{"ownerLabels": [{"key": "a", "clusterKinds": "X"}]}|ownerLabels[0].clusterKinds: invalid type: string \"X\", expected a sequence
+{"ownerLabels": [{"key": "a", "clusterKinds": "X"}]}|ownerLabels[0].clusterKinds: invalid type: string "X", expected a sequence
 {"exemptions": []}|exemptions: must be an object with users and groups, not an array
-{"stamp": "yes"}|stamp: invalid type: string \"yes\", expected a boolean
+{"stamp": "yes"}|stamp: invalid type: string "yes", expected a boolean
 {"writes": "owner"}|writes: unknown variant `owner`, expected `Any` or `Owner`
-{"transferAnnotation": "offer to"}|transferAnnotation: \"offer to\" is not a valid annotation key
+{"transferAnnotation": "offer to"}|transferAnnotation: "offer to" is not a valid annotation key
 {"identities": [{"owners": ["Extension.${namespace}.*"], "users": ["alice"]}]}|identities[0]: every owner uses ${namespace} or ${name}, which only service accounts have, but no user can be one
-{"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}|identities[0].owners[0]: \"Cluster Extension/a\" is not an owner pattern
+{"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}|identities[0].owners[0]: "Cluster Extension/a" is not an owner pattern
 EOF
 }
 
