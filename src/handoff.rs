@@ -64,8 +64,8 @@ impl OfferRule<'_> {
                  annotation {annotation} in the same update"
             ),
             _ => format!(
-                "an offer ({annotation}) is made in an update that keeps the owner; change the \
-                 owner and make an offer in separate updates"
+                "an offer ({annotation}) is made in the update that changes the owner; change \
+                 the owner and make an offer in separate updates"
             ),
         }
     }
@@ -99,6 +99,21 @@ mod tests {
                 "{old:?} -> {new:?}, moved: {moved}"
             );
         }
+    }
+
+    #[test]
+    fn reasons_say_what_happened_and_what_to_do() {
+        let annotation = "single-owner-policy.io/offer";
+        assert_eq!(
+            OfferRule::Consume.reason(annotation),
+            "an update that changes or removes the owner consumes the offer; remove the \
+             annotation single-owner-policy.io/offer in the same update"
+        );
+        assert_eq!(
+            OfferRule::OfferWithMove.reason(annotation),
+            "an offer (single-owner-policy.io/offer) is made in the update that changes the \
+             owner; change the owner and make an offer in separate updates"
+        );
     }
 
     #[test]

@@ -14,14 +14,34 @@
 
 use std::fmt;
 
-use crate::request::UserInfo;
-use crate::settings::Identity;
+use serde::Deserialize;
 
+use crate::request::UserInfo;
+
+/// The template for the requesting service account's namespace.
+pub const NAMESPACE_TEMPLATE: &str = "${namespace}";
+/// The template for the requesting service account's name.
+pub const NAME_TEMPLATE: &str = "${name}";
 /// The templates an owner pattern may use.
-pub const TEMPLATES: [&str; 2] = ["${namespace}", "${name}"];
+pub const TEMPLATES: [&str; 2] = [NAMESPACE_TEMPLATE, NAME_TEMPLATE];
 
 /// The user name prefix of Kubernetes service accounts.
-const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
+pub const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
+
+/// Requesters bound to the owners they act for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// Owner patterns: exact owners (`ClusterExtension.cert-manager`, `operator-1`), `*`
+    /// wildcards, and `${namespace}` / `${name}` of the requesting service account.
+    pub owners: Vec<String>,
+    /// User name patterns (`*` wildcards), as in `request.userInfo.username`.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Group patterns (`*` wildcards), as in `request.userInfo.groups`.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
 
 /// The owners a requester acts for: owner patterns, templates expanded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,8 +121,8 @@ fn expand(pattern: &str, account: Option<(&str, &str)>) -> Option<String> {
     let (namespace, name) = account?;
     Some(
         pattern
-            .replace(TEMPLATES[0], namespace)
-            .replace(TEMPLATES[1], name),
+            .replace(NAMESPACE_TEMPLATE, namespace)
+            .replace(NAME_TEMPLATE, name),
     )
 }
 

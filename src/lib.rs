@@ -1,16 +1,34 @@
 //! single-owner-policy: a Kubewarden policy that keeps every Kubernetes object to one owner.
 //!
-//! This file is only the waPC glue; the decision lives in [`policy`].
+//! This file is only the waPC glue; [`policy`] turns payloads into responses. The modules form
+//! a DAG, each using only those above it:
+//!
+//! ```text
+//! request                      the lean view of an AdmissionRequest
+//! ├── owner                    owner labels, claims and owners
+//! │   └── scope                the scope table
+//! └── identity                 identities: which owners a requester acts for
+//! settings  (owner, identity)  the settings document and its validation
+//! violation (request, owner)   the rules' names and the one shape of a denial
+//! transition (owner, settings, violation)   the transition table
+//! handoff, mutation            the offer table; the mutated object
+//! decision  (all of the above) read, judge, decide
+//! policy    (decision)         exemptions and Kubewarden's responses, at the edge
+//! ```
 
-pub mod handoff;
-pub mod identity;
-pub mod mutation;
-pub mod owner;
+mod decision;
+mod handoff;
+mod identity;
+mod mutation;
+mod owner;
 pub mod policy;
-pub mod request;
-pub mod scope;
-pub mod settings;
-pub mod transition;
+mod request;
+mod scope;
+mod settings;
+mod transition;
+mod violation;
+
+pub use settings::Settings;
 
 use kubewarden_policy_sdk::protocol_version_guest;
 use wapc_guest::{CallResult, register_function};

@@ -7,8 +7,39 @@
 
 use std::fmt;
 
+use serde::Deserialize;
+
 use crate::request::Labels;
-use crate::settings::OwnerLabel;
+
+/// One guarded owner label, and how to read an owner out of it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OwnerLabel {
+    /// The label whose value names the owner.
+    pub key: String,
+    /// A companion label that holds the owner's kind; without it the kind leads the value.
+    #[serde(default)]
+    pub kind_key: Option<String>,
+    /// Owner kinds that may own cluster-scoped objects and objects in any namespace.
+    #[serde(default)]
+    pub cluster_kinds: Vec<String>,
+    /// Owner kinds confined to objects in their own namespace.
+    #[serde(default)]
+    pub namespaced_kinds: Vec<String>,
+}
+
+impl OwnerLabel {
+    /// Whether owner values carry a kind (and so obey the scope rules) or are opaque ids.
+    pub fn has_kinds(&self) -> bool {
+        !self.cluster_kinds.is_empty() || !self.namespaced_kinds.is_empty()
+    }
+
+    /// The label keys this entry guards, with the setting that names each.
+    pub fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        std::iter::once(("key", self.key.as_str()))
+            .chain(self.kind_key.as_deref().map(|key| ("kindKey", key)))
+    }
+}
 
 /// What an object's labels say for one owner label entry, exactly as written.
 ///
@@ -206,20 +237,6 @@ impl fmt::Display for InvalidOwner {
                 f,
                 "label {present} is set without {missing}; both are set and removed together"
             ),
-        }
-    }
-}
-
-impl fmt::Display for Owner<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Owner::Cluster { kind, name } => write!(f, "{kind} {name}"),
-            Owner::Namespaced {
-                kind,
-                namespace,
-                name,
-            } => write!(f, "{kind} {namespace}/{name}"),
-            Owner::Opaque { id } => f.write_str(id),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! A lean, typed view of the `validate` payload.
+//! A lean, typed view of an AdmissionRequest.
 //!
 //! Only what the rules read is kept: operation, kind, namespace, name, subresource, requester
 //! and each object's `metadata.{name,namespace,labels}`. Everything else — the `spec` of a 1 MiB
@@ -12,42 +12,6 @@ use std::ops::Deref;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
-
-use crate::scope::ObjectScope;
-use crate::settings::Settings;
-
-/// The payload of a `validate` call: the admission request and the policy settings.
-#[derive(Debug, Deserialize)]
-pub struct ValidatePayload<'a> {
-    /// The AdmissionRequest under evaluation.
-    #[serde(borrow)]
-    pub request: AdmissionRequest<'a>,
-    /// The policy settings; missing or `null` means the defaults.
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub settings: Settings,
-}
-
-impl<'a> ValidatePayload<'a> {
-    /// Parses a payload. On error, the message names the path of the offending field.
-    pub fn from_json(json: &'a [u8]) -> Result<Self, String> {
-        serde_json::from_slice(json).map_err(|_| {
-            if json.trim_ascii_start().starts_with(b"[") {
-                return "the payload must be a JSON object with `request` and `settings`, not an \
-                        array"
-                    .to_owned();
-            }
-            // Parse again, tracking the path, only to explain the error.
-            let mut deserializer = serde_json::Deserializer::from_slice(json);
-            match serde_path_to_error::deserialize::<_, ValidatePayload>(&mut deserializer) {
-                Err(error) => error.to_string(),
-                Ok(_) => deserializer.end().err().map_or_else(
-                    || "unreadable payload".to_owned(),
-                    |error| error.to_string(),
-                ),
-            }
-        })
-    }
-}
 
 /// The fields of an AdmissionRequest the policy reads.
 #[derive(Debug, Deserialize)]
@@ -95,6 +59,27 @@ impl AdmissionRequest<'_> {
     /// Where the request's object lives.
     pub fn object_scope(&self) -> ObjectScope<'_> {
         ObjectScope::of(&self.kind.group, &self.kind.kind, &self.namespace)
+    }
+}
+
+/// Where an object lives, as far as ownership is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectScope<'a> {
+    /// A cluster-scoped object: a CustomResourceDefinition, a ClusterRole, a Namespace, …
+    Cluster,
+    /// An object in a namespace.
+    Namespace(&'a str),
+}
+
+impl<'a> ObjectScope<'a> {
+    /// The scope of a request's object. A `Namespace` is cluster-scoped whatever namespace the
+    /// request carries (the API server sets it to the Namespace's own name).
+    pub fn of(group: &str, kind: &str, namespace: &'a str) -> ObjectScope<'a> {
+        if namespace.is_empty() || (group.is_empty() && kind == "Namespace") {
+            ObjectScope::Cluster
+        } else {
+            ObjectScope::Namespace(namespace)
+        }
     }
 }
 
@@ -245,7 +230,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 }
 
 /// Reads an optional field whose `null` means the same as its absence.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,
@@ -257,11 +242,14 @@ where
 mod tests {
     use super::*;
 
+    fn read(json: &str) -> AdmissionRequest<'_> {
+        serde_json::from_str(json).unwrap()
+    }
+
     #[test]
     fn reads_only_the_fields_the_rules_need_and_borrows_them() {
-        let json = br#"{
-            "settings": {},
-            "request": {
+        let request = read(
+            r#"{
                 "uid": "1", "kind": {"group": "apiextensions.k8s.io", "version": "v1",
                                      "kind": "CustomResourceDefinition"},
                 "operation": "UPDATE", "name": "foos.example.com",
@@ -270,10 +258,8 @@ mod tests {
                            "spec": {"versions": [{"schema": {"deep": [1, 2, {"x": null}]}}]}},
                 "oldObject": {"metadata": {"name": "foos.example.com", "labels": null}},
                 "options": null
-            }
-        }"#;
-        let payload = ValidatePayload::from_json(json).unwrap();
-        let request = &payload.request;
+            }"#,
+        );
         assert_eq!(request.operation, Operation::Update);
         assert_eq!(&*request.kind.kind, "CustomResourceDefinition");
         assert_eq!(&*request.namespace, "");
@@ -283,23 +269,17 @@ mod tests {
         let owner = labels.get("appID").unwrap();
         assert_eq!(&**owner, "ClusterExtension.a");
         assert!(matches!(owner.0, Cow::Borrowed(_)));
-        assert!(
-            request
-                .old_object
-                .as_ref()
-                .unwrap()
-                .metadata
-                .labels
-                .is_empty()
-        );
+        let old = request.old_object.as_ref().unwrap();
+        assert!(old.metadata.labels.is_empty());
     }
 
     #[test]
     fn escaped_strings_are_read_too() {
-        let json = br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "CREATE",
-            "object": {"metadata": {"labels": {"app\u0049D": "Cluster\u0045xtension.a"}}}}}"#;
-        let payload = ValidatePayload::from_json(json).unwrap();
-        let labels = &payload.request.object.unwrap().metadata.labels;
+        let request = read(
+            r#"{"kind": {"kind": "ConfigMap"}, "operation": "CREATE",
+                "object": {"metadata": {"labels": {"app\u0049D": "Cluster\u0045xtension.a"}}}}"#,
+        );
+        let labels = &request.object.unwrap().metadata.labels;
         assert_eq!(
             labels.get("appID").map(|v| &**v),
             Some("ClusterExtension.a")
@@ -307,47 +287,21 @@ mod tests {
     }
 
     #[test]
-    fn malformed_payloads_are_explained_with_the_field_path() {
-        let cases: &[(&[u8], &str)] = &[
-            (b"not json", "expected ident at line 1 column 2"),
-            (
-                b"[]",
-                "the payload must be a JSON object with `request` and `settings`, not an array",
-            ),
-            (b"{}", "missing field `request`"),
-            (
-                br#"{"request": {"operation": "CREATE"}}"#,
-                "request: missing field `kind`",
-            ),
-            (
-                br#"{"request": {"kind": {}, "operation": "PATCH"}}"#,
-                "request.operation: unknown variant `PATCH`",
-            ),
-            (
-                br#"{"request": {"kind": {}, "operation": "CREATE", "object": "x"}}"#,
-                "request.object: invalid type: string \"x\", expected struct Object",
-            ),
-            (
-                br#"{"request": {"kind": {}, "operation": "CREATE",
-                     "object": {"metadata": {"labels": {"appID": 5}}}}}"#,
-                "request.object.metadata.labels.appID: invalid type: integer `5`, expected a string",
-            ),
-            (
-                br#"{"request": {"kind": {}, "operation": "CREATE",
-                     "object": {"metadata": {"labels": ["appID"]}}}}"#,
-                "request.object.metadata.labels: invalid type: sequence, expected a map",
-            ),
-            (
-                br#"{"request": {"kind": {}, "operation": "CREATE"}, "settings": {"adoption": 1}}"#,
-                "settings.adoption: invalid type: integer `1`, expected a string",
-            ),
+    fn object_scope_follows_the_request_namespace_except_for_namespaces() {
+        #[rustfmt::skip]
+        let rows = [
+            ("apiextensions.k8s.io", "CustomResourceDefinition", "", ObjectScope::Cluster),
+            ("", "ConfigMap", "team-a", ObjectScope::Namespace("team-a")),
+            ("batch", "Job", "team-a", ObjectScope::Namespace("team-a")),
+            ("", "Namespace", "team-a", ObjectScope::Cluster),
+            ("", "Namespace", "", ObjectScope::Cluster),
+            ("example.com", "Namespace", "team-a", ObjectScope::Namespace("team-a")),
         ];
-        for (json, expected) in cases {
-            let error = ValidatePayload::from_json(json).expect_err(expected);
-            assert!(
-                error.contains(expected),
-                "payload {}\n  gave: {error}\n  want: {expected}",
-                String::from_utf8_lossy(json)
+        for (group, kind, namespace, expected) in rows {
+            assert_eq!(
+                ObjectScope::of(group, kind, namespace),
+                expected,
+                "{group}/{kind}"
             );
         }
     }

@@ -8,15 +8,7 @@
 use std::fmt;
 
 use crate::owner::Owner;
-
-/// Where an object lives, as far as ownership is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ObjectScope<'a> {
-    /// A cluster-scoped object: a CustomResourceDefinition, a ClusterRole, a Namespace, …
-    Cluster,
-    /// An object in a namespace.
-    Namespace(&'a str),
-}
+use crate::request::ObjectScope;
 
 /// Why an owner may not own an object where it lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,18 +21,6 @@ pub enum ScopeViolation<'a> {
         owner_namespace: &'a str,
         object_namespace: &'a str,
     },
-}
-
-impl<'a> ObjectScope<'a> {
-    /// The scope of a request's object. A `Namespace` is cluster-scoped whatever namespace the
-    /// request carries (the API server sets it to the Namespace's own name).
-    pub fn of(group: &str, kind: &str, namespace: &'a str) -> ObjectScope<'a> {
-        if namespace.is_empty() || (group.is_empty() && kind == "Namespace") {
-            ObjectScope::Cluster
-        } else {
-            ObjectScope::Namespace(namespace)
-        }
-    }
 }
 
 /// Checks that `owner` may own an object in `scope`.
@@ -94,26 +74,6 @@ impl fmt::Display for ScopeViolation<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn object_scope_follows_the_request_namespace_except_for_namespaces() {
-        #[rustfmt::skip]
-        let rows = [
-            ("apiextensions.k8s.io", "CustomResourceDefinition", "", ObjectScope::Cluster),
-            ("", "ConfigMap", "team-a", ObjectScope::Namespace("team-a")),
-            ("batch", "Job", "team-a", ObjectScope::Namespace("team-a")),
-            ("", "Namespace", "team-a", ObjectScope::Cluster),
-            ("", "Namespace", "", ObjectScope::Cluster),
-            ("example.com", "Namespace", "team-a", ObjectScope::Namespace("team-a")),
-        ];
-        for (group, kind, namespace, expected) in rows {
-            assert_eq!(
-                ObjectScope::of(group, kind, namespace),
-                expected,
-                "{group}/{kind}"
-            );
-        }
-    }
 
     #[test]
     fn scope_table() {

@@ -5,8 +5,8 @@
 
 use serde::Deserialize;
 
-use crate::identity::TEMPLATES;
-use crate::owner::Claim;
+use crate::identity::{Identity, SERVICE_ACCOUNT_PREFIX, TEMPLATES};
+use crate::owner::{Claim, OwnerLabel};
 
 /// The owner label of the default settings.
 pub const DEFAULT_OWNER_LABEL: &str = "appID";
@@ -45,23 +45,6 @@ pub struct Settings {
     pub transfer_annotation: String,
 }
 
-/// One guarded owner label, and how to read an owner out of it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OwnerLabel {
-    /// The label whose value names the owner.
-    pub key: String,
-    /// A companion label that holds the owner's kind; without it the kind leads the value.
-    #[serde(default)]
-    pub kind_key: Option<String>,
-    /// Owner kinds that may own cluster-scoped objects and objects in any namespace.
-    #[serde(default)]
-    pub cluster_kinds: Vec<String>,
-    /// Owner kinds confined to objects in their own namespace.
-    #[serde(default)]
-    pub namespaced_kinds: Vec<String>,
-}
-
 /// Allow or deny one kind of owner transition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Permission {
@@ -80,21 +63,6 @@ pub enum Writes {
     Any,
     /// Only a requester acting for the object's owner.
     Owner,
-}
-
-/// Requesters bound to the owners they act for.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Identity {
-    /// Owner patterns: exact owners (`ClusterExtension.cert-manager`, `operator-1`), `*`
-    /// wildcards, and `${namespace}` / `${name}` of the requesting service account.
-    pub owners: Vec<String>,
-    /// User name patterns (`*` wildcards), as in `request.userInfo.username`.
-    #[serde(default)]
-    pub users: Vec<String>,
-    /// Group patterns (`*` wildcards), as in `request.userInfo.groups`.
-    #[serde(default)]
-    pub groups: Vec<String>,
 }
 
 /// Users and groups whose requests bypass the rules (with a warning and an audit annotation).
@@ -202,7 +170,7 @@ impl Settings {
         let mut keys_seen: Vec<&str> = Vec::new();
         for (index, entry) in self.owner_labels.iter().enumerate() {
             let field = format!("ownerLabels[{index}]");
-            entry.check(&field, &mut problems);
+            check_owner_label(entry, &field, &mut problems);
             for (name, key) in entry.keys() {
                 if keys_seen.contains(&key) {
                     problems.push(format!(
@@ -222,7 +190,12 @@ impl Settings {
             ));
         }
         for (index, identity) in self.identities.iter().enumerate() {
-            identity.check(&format!("identities[{index}]"), self, &mut problems);
+            check_identity(
+                identity,
+                &format!("identities[{index}]"),
+                self,
+                &mut problems,
+            );
         }
         if self.identities.is_empty() {
             if self.writes == Writes::Owner {
@@ -271,102 +244,97 @@ fn check_objects(document: &serde_json::Value) -> Result<(), String> {
     Ok(())
 }
 
-impl OwnerLabel {
-    /// Whether owner values carry a kind (and so obey the scope rules) or are opaque ids.
-    pub fn has_kinds(&self) -> bool {
-        !self.cluster_kinds.is_empty() || !self.namespaced_kinds.is_empty()
-    }
-
-    /// The label keys this entry guards, with the setting that names each.
-    fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        std::iter::once(("key", self.key.as_str()))
-            .chain(self.kind_key.as_deref().map(|key| ("kindKey", key)))
-    }
-
-    fn check(&self, field: &str, problems: &mut Vec<String>) {
-        for (name, key) in self.keys() {
-            if let Err(why) = check_label_key(key) {
-                problems.push(format!(
-                    "{field}.{name}: {key:?} is not a valid label key: {why}"
-                ));
-            }
-        }
-        if self.kind_key.as_deref() == Some(self.key.as_str()) {
+/// Checks one owner label entry: its label keys, kind names and contradictions.
+fn check_owner_label(entry: &OwnerLabel, field: &str, problems: &mut Vec<String>) {
+    for (name, key) in entry.keys() {
+        if let Err(why) = check_label_key(key) {
             problems.push(format!(
-                "{field}.kindKey: must differ from key {:?}; the kind needs a label of its own",
-                self.key
+                "{field}.{name}: {key:?} is not a valid label key: {why}"
             ));
         }
-        if self.kind_key.is_some() && !self.has_kinds() {
-            problems.push(format!(
-                "{field}.kindKey: set without clusterKinds or namespacedKinds; list the owner \
-                 kinds the kind label may hold, or drop kindKey for opaque owner ids"
-            ));
-        }
-        for (list, kinds) in [
-            ("clusterKinds", &self.cluster_kinds),
-            ("namespacedKinds", &self.namespaced_kinds),
-        ] {
-            for (index, kind) in kinds.iter().enumerate() {
-                if let Err(why) = check_kind(kind) {
-                    problems.push(format!(
-                        "{field}.{list}[{index}]: {kind:?} is not a valid kind name: {why}"
-                    ));
-                }
-                if kinds[..index].contains(kind) {
-                    problems.push(format!("{field}.{list}[{index}]: {kind:?} is listed twice"));
-                }
-            }
-        }
-        for kind in &self.namespaced_kinds {
-            if self.cluster_kinds.contains(kind) {
+    }
+    if entry.kind_key.as_deref() == Some(entry.key.as_str()) {
+        problems.push(format!(
+            "{field}.kindKey: must differ from key {:?}; the kind needs a label of its own",
+            entry.key
+        ));
+    }
+    if entry.kind_key.is_some() && !entry.has_kinds() {
+        problems.push(format!(
+            "{field}.kindKey: set without clusterKinds or namespacedKinds; list the owner \
+             kinds the kind label may hold, or drop kindKey for opaque owner ids"
+        ));
+    }
+    for (list, kinds) in [
+        ("clusterKinds", &entry.cluster_kinds),
+        ("namespacedKinds", &entry.namespaced_kinds),
+    ] {
+        for (index, kind) in kinds.iter().enumerate() {
+            if let Err(why) = check_kind(kind) {
                 problems.push(format!(
-                    "{field}: kind {kind:?} is listed in both clusterKinds and namespacedKinds; \
-                     a kind is either cluster-level or confined to its namespace"
+                    "{field}.{list}[{index}]: {kind:?} is not a valid kind name: {why}"
                 ));
             }
+            if kinds[..index].contains(kind) {
+                problems.push(format!("{field}.{list}[{index}]: {kind:?} is listed twice"));
+            }
+        }
+    }
+    for kind in &entry.namespaced_kinds {
+        if entry.cluster_kinds.contains(kind) {
+            problems.push(format!(
+                "{field}: kind {kind:?} is listed in both clusterKinds and namespacedKinds; \
+                 a kind is either cluster-level or confined to its namespace"
+            ));
         }
     }
 }
 
-impl Identity {
-    fn check(&self, field: &str, settings: &Settings, problems: &mut Vec<String>) {
-        if self.owners.is_empty() {
-            problems.push(format!(
-                "{field}.owners: list at least one owner or owner pattern"
-            ));
-        }
-        for (index, pattern) in self.owners.iter().enumerate() {
-            if let Err(why) = check_owner_pattern(pattern, settings) {
-                problems.push(format!("{field}.owners[{index}]: {pattern:?} {why}"));
-            }
-        }
-        if self.users.is_empty() && self.groups.is_empty() {
-            problems.push(format!(
-                "{field}: binds no users or groups; list who acts for these owners"
-            ));
-        }
-        let templated = |owner: &String| TEMPLATES.iter().any(|t| owner.contains(t));
-        let only_people = self.groups.is_empty()
-            && !self.users.is_empty()
-            && !self.users.iter().any(|user| may_be_service_account(user));
-        if only_people && self.owners.iter().all(templated) {
-            problems.push(format!(
-                "{field}: every owner uses ${{namespace}} or ${{name}}, which only service \
-                 accounts have, but no user can be one; list service accounts \
-                 (system:serviceaccount:<namespace>:<name>, with * wildcards)"
-            ));
-        }
-        check_names(&format!("{field}.users"), &self.users, problems);
-        check_names(&format!("{field}.groups"), &self.groups, problems);
+/// Checks one identity: its owner patterns, and that it binds someone who can use them.
+fn check_identity(
+    identity: &Identity,
+    field: &str,
+    settings: &Settings,
+    problems: &mut Vec<String>,
+) {
+    if identity.owners.is_empty() {
+        problems.push(format!(
+            "{field}.owners: list at least one owner or owner pattern"
+        ));
     }
+    for (index, pattern) in identity.owners.iter().enumerate() {
+        if let Err(why) = check_owner_pattern(pattern, settings) {
+            problems.push(format!("{field}.owners[{index}]: {pattern:?} {why}"));
+        }
+    }
+    if identity.users.is_empty() && identity.groups.is_empty() {
+        problems.push(format!(
+            "{field}: binds no users or groups; list who acts for these owners"
+        ));
+    }
+    let templated = |owner: &String| TEMPLATES.iter().any(|t| owner.contains(t));
+    let only_people = identity.groups.is_empty()
+        && !identity.users.is_empty()
+        && !identity
+            .users
+            .iter()
+            .any(|user| may_be_service_account(user));
+    if only_people && identity.owners.iter().all(templated) {
+        problems.push(format!(
+            "{field}: every owner uses ${{namespace}} or ${{name}}, which only service \
+             accounts have, but no user can be one; list service accounts \
+             (system:serviceaccount:<namespace>:<name>, with * wildcards)"
+        ));
+    }
+    check_names(&format!("{field}.users"), &identity.users, problems);
+    check_names(&format!("{field}.groups"), &identity.groups, problems);
 }
 
 /// Whether a user pattern may match a service account's user name.
 fn may_be_service_account(pattern: &str) -> bool {
-    const PREFIX: &str = "system:serviceaccount:";
     let literal = pattern.split('*').next().unwrap_or_default();
-    literal.starts_with(PREFIX) || (PREFIX.starts_with(literal) && literal.len() < pattern.len())
+    literal.starts_with(SERVICE_ACCOUNT_PREFIX)
+        || (SERVICE_ACCOUNT_PREFIX.starts_with(literal) && literal.len() < pattern.len())
 }
 
 /// Checks an owner pattern: label value characters, `*`, and the known templates; an exact

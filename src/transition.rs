@@ -11,10 +11,11 @@
 //!
 //! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says.
 //! With identities, setting and removing an owner, and under `writes: Owner` keeping one, also
-//! require the requester to act for that owner (see [`crate::policy`]).
+//! require the requester to act for that owner (see [`crate::decision`]).
 
 use crate::owner::Claim;
 use crate::settings::Permission;
+use crate::violation::Rule;
 
 /// What a transition asks of the rest of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,12 +86,12 @@ pub fn judge(
 }
 
 impl Denial {
-    /// The rule's name, as messages and audit annotations give it.
-    pub fn rule(self) -> &'static str {
+    /// The rule that denies.
+    pub fn rule(self) -> Rule {
         match self {
-            Denial::OwnerChange => "owner change",
-            Denial::Adoption => "adoption",
-            Denial::Orphaning => "orphaning",
+            Denial::OwnerChange => Rule::OwnerChange,
+            Denial::Adoption => Rule::Adoption,
+            Denial::Orphaning => Rule::Orphaning,
         }
     }
 

@@ -1,164 +1,173 @@
 //! Handoff between owners: offer, accept, withdraw, and every misuse of the offer annotation.
 
-use serde_json::{Value, json};
 mod common;
 
-use common::{evaluate, merged, verdict};
+use rstest::rstest;
+use serde_json::{Value, json};
 
-const OFFER: &str = "single-owner-policy.io/offer";
-const CAMEL: &str = "camel.apache.org/operator.id";
-const OLM_NAME: &str = "olm.operatorframework.io/owner-name";
-const OLM_KIND: &str = "olm.operatorframework.io/owner-kind";
+use common::Expect::{self, Allowed, Denied, DeniedSaying};
+use common::{
+    APP_ID_KEY, CAMEL, CRD, DEPLOYMENT, INTEGRATION, LAST_APPLIED, OFFER, OLM_KIND, OLM_NAME,
+    Pairs, Request, Side, app_id_shape, camel_k_shape, evaluate, merged, olm_shape, verdict,
+};
+
 const OPERATOR_1: &str = "system:serviceaccount:camel-k:camel-k-operator";
 const OPERATOR_2: &str = "system:serviceaccount:camel-k-next:camel-k-operator";
 const STRANGER: &str = "system:serviceaccount:camel-k-old:camel-k-operator";
 
-/// Labels and annotations of one side of an update.
-#[derive(Clone, Copy)]
-struct Side<'a> {
-    labels: &'a [(&'a str, &'a str)],
-    offer: Option<&'a str>,
-}
+/// What `kubectl apply` leaves on every object here: an offer comes and goes among other
+/// annotations.
+const APPLIED: Pairs = &[(LAST_APPLIED, "{\"spec\":{}}")];
 
-const fn owned_by<'a>(labels: &'a [(&'a str, &'a str)], offer: Option<&'a str>) -> Side<'a> {
-    Side { labels, offer }
-}
-
-fn object(kind: &str, side: Side) -> Value {
-    let labels: serde_json::Map<String, Value> = side
-        .labels
-        .iter()
-        .map(|&(k, v)| (k.to_owned(), json!(v)))
-        .collect();
-    let mut annotations =
-        json!({"kubectl.kubernetes.io/last-applied-configuration": "{\"spec\":{}}"});
-    if let Some(offer) = side.offer {
-        annotations[OFFER] = json!(offer);
+/// One side of an update: owned through `labels`, offered to `offer`, if any.
+const fn owned_by<'a>(labels: Pairs<'a>, offer: Option<&'a str>) -> Side<'a> {
+    Side {
+        labels,
+        offer,
+        annotations: APPLIED,
     }
-    json!({"kind": kind, "metadata": {"name": "x", "labels": labels, "annotations": annotations}})
 }
 
-fn update(user: &str, kind: &str, namespace: &str, old: Side, new: Side) -> Value {
-    let (group, kind) = kind.split_once('/').unwrap();
-    json!({
-        "uid": "h", "kind": {"group": group, "version": "v1", "kind": kind},
-        "operation": "UPDATE", "namespace": namespace, "name": "x",
-        "userInfo": {"username": user, "groups": ["system:serviceaccounts"]},
-        "object": object(kind, new), "oldObject": object(kind, old),
-    })
-}
-
+/// Camel K operators, each with its identity.
 fn camel_k(extra: Value) -> Value {
-    let base = json!({
-        "ownerLabels": [{"key": CAMEL}],
-        "identities": [
-            {"owners": ["operator-1"], "users": [OPERATOR_1]},
-            {"owners": ["operator-2"], "users": [OPERATOR_2]},
-            {"owners": ["operator-0"], "users": [STRANGER]},
-        ],
-    });
-    merged(base, &extra)
+    let identities = json!({"identities": [
+        {"owners": ["operator-1"], "users": [OPERATOR_1]},
+        {"owners": ["operator-2"], "users": [OPERATOR_2]},
+        {"owners": ["operator-0"], "users": [STRANGER]},
+    ]});
+    merged(merged(camel_k_shape(), &identities), &extra)
 }
 
-const OP_1: &[(&str, &str)] = &[(CAMEL, "operator-1")];
-const OP_2: &[(&str, &str)] = &[(CAMEL, "operator-2")];
-const NOBODY: &[(&str, &str)] = &[];
-const INTEGRATION: &str = "camel.apache.org/Integration";
+const OP_0: Pairs = &[(CAMEL, "operator-0")];
+const OP_1: Pairs = &[(CAMEL, "operator-1")];
+const OP_2: Pairs = &[(CAMEL, "operator-2")];
+const NOBODY: Pairs = &[];
 
-/// user, old side, new side, verdict — Camel K operators with identities, the policy validating.
-type Row = (&'static str, Side<'static>, Side<'static>, &'static str);
-
-#[rustfmt::skip]
-const CAMEL_ROWS: &[Row] = &[
-    // offer: by the owner, or by a stranger
-    (OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some("operator-2")), "allowed"),
-    (STRANGER, owned_by(OP_1, None), owned_by(OP_1, Some("operator-0")),
-     r#"single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "operator-1": user system:serviceaccount:camel-k-old:camel-k-operator acts for "operator-0", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it"#),
-    (OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some("operator-1")),
-     r#"single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "operator-1": the offer names the current owner "operator-1"; name the receiving owner"#),
-    (OPERATOR_1, owned_by(NOBODY, None), owned_by(NOBODY, Some("operator-2")),
-     "single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by none: the object has no owner to hand it over"),
-    // change and withdraw: the owner's act too
-    (OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(OP_1, Some("operator-0")), "allowed"),
-    (OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(OP_1, None), "allowed"),
-    (OPERATOR_2, owned_by(OP_1, Some("operator-2")), owned_by(OP_1, None),
-     r#"single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it"#),
-    // accept: by the named receiver, consuming the offer
-    (OPERATOR_2, owned_by(OP_1, Some("operator-2")), owned_by(OP_2, None), "allowed"),
-    // accept without consuming the offer (the policy is not mutating here)
-    (OPERATOR_2, owned_by(OP_1, Some("operator-2")), owned_by(OP_2, Some("operator-2")),
-     r#"single-owner-policy.io/offer: offer denied for Integration shop/x from "operator-1" to "operator-2": an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update"#),
-    // accept by a third party, for itself or on the receiver's behalf
-    (STRANGER, owned_by(OP_1, Some("operator-2")), owned_by(&[(CAMEL, "operator-0")], None),
-     r#"camel.apache.org/operator.id: owner change denied for Integration shop/x from "operator-1" to "operator-0": an object has one owner; the pending offer (single-owner-policy.io/offer) names "operator-2", not "operator-0""#),
-    (STRANGER, owned_by(OP_1, Some("operator-2")), owned_by(OP_2, None),
-     r#"camel.apache.org/operator.id: identity denied for Integration shop/x from "operator-1" to "operator-2": user system:serviceaccount:camel-k-old:camel-k-operator acts for "operator-0", not for "operator-2"; only a requester acting for an owner may set it"#),
-    // accept without an offer, or after it was withdrawn (the stored object has none)
-    (OPERATOR_2, owned_by(OP_1, None), owned_by(OP_2, None),
-     r#"camel.apache.org/operator.id: owner change denied for Integration shop/x from "operator-1" to "operator-2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation"#),
-    // replaying an old offer: the accepted object carries none, so the old owner cannot come back
-    (OPERATOR_1, owned_by(OP_2, None), owned_by(OP_1, Some("operator-2")),
-     r#"camel.apache.org/operator.id: owner change denied for Integration shop/x from "operator-2" to "operator-1": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-1, then the new owner changes the owner label and removes the annotation; single-owner-policy.io/offer: offer denied for Integration shop/x from "operator-2" to "operator-1": an offer (single-owner-policy.io/offer) is made in an update that keeps the owner; change the owner and make an offer in separate updates"#),
-    // an offer does not survive its owner: orphaning must take it along
-    (OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(NOBODY, Some("operator-2")),
-     r#"single-owner-policy.io/offer: offer denied for Integration shop/x from "operator-1" to none: an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update"#),
-    (OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(NOBODY, None), "allowed"),
-    // the offer is not re-judged while nothing about it changes
-    (OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(OP_1, Some("operator-2")), "allowed"),
-];
-
-#[test]
-fn camel_k_offer_accept_withdraw() {
-    let settings = camel_k(json!({}));
-    for &(user, old, new, expected) in CAMEL_ROWS {
-        let response = evaluate(&update(user, INTEGRATION, "shop", old, new), &settings);
-        assert_eq!(
-            verdict(&response),
-            expected,
-            "{user}: {:?}/{:?} -> {:?}/{:?}",
-            old.labels,
-            old.offer,
-            new.labels,
-            new.offer
-        );
-        assert_eq!(response["mutated_object"], Value::Null);
-    }
+/// An update of an Integration in `shop` by `user`.
+fn update(user: &'static str, old: Side<'static>, new: Side<'static>) -> Request<'static> {
+    Request::update(INTEGRATION, "shop", old, new).by(user)
 }
 
+/// Camel K operators with identities, the policy validating (not stamping: an accepting update
+/// that keeps the offer is denied rather than mutated).
+#[rstest]
+// offer: by the owner, or by a stranger
+#[case::owner_offers(
+    update(OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some("operator-2"))),
+    Allowed
+)]
+#[case::stranger_offers(update(STRANGER, owned_by(OP_1, None), owned_by(OP_1, Some("operator-0"))),
+    Denied(&[r#"single-owner-policy.io/offer: offer owned by "operator-1""#]))]
+#[case::offer_to_the_current_owner(update(OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some("operator-1"))),
+    DeniedSaying(&[r#"single-owner-policy.io/offer: offer owned by "operator-1""#],
+        r#"the offer names the current owner "operator-1""#))]
+#[case::offer_of_an_unowned_object(update(OPERATOR_1, owned_by(NOBODY, None), owned_by(NOBODY, Some("operator-2"))),
+    Denied(&["single-owner-policy.io/offer: offer owned by none"]))]
+// change and withdraw: the owner's act too
+#[case::owner_changes_its_offer(
+    update(
+        OPERATOR_1,
+        owned_by(OP_1, Some("operator-2")),
+        owned_by(OP_1, Some("operator-0"))
+    ),
+    Allowed
+)]
+#[case::owner_withdraws_its_offer(
+    update(OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(OP_1, None)),
+    Allowed
+)]
+#[case::receiver_withdraws_the_offer(update(OPERATOR_2, owned_by(OP_1, Some("operator-2")), owned_by(OP_1, None)),
+    Denied(&[r#"single-owner-policy.io/offer: offer owned by "operator-1""#]))]
+// accept: by the named receiver, consuming the offer
+#[case::receiver_accepts(
+    update(OPERATOR_2, owned_by(OP_1, Some("operator-2")), owned_by(OP_2, None)),
+    Allowed
+)]
+// accept without consuming the offer (the policy is not mutating here)
+#[case::accept_keeping_the_offer(update(OPERATOR_2, owned_by(OP_1, Some("operator-2")), owned_by(OP_2, Some("operator-2"))),
+    DeniedSaying(&[r#"single-owner-policy.io/offer: offer from "operator-1" to "operator-2""#],
+        "consumes the offer"))]
+// accept by a third party, for itself or on the receiver's behalf
+#[case::third_party_accepts_for_itself(update(STRANGER, owned_by(OP_1, Some("operator-2")), owned_by(OP_0, None)),
+    DeniedSaying(&[r#"camel.apache.org/operator.id: owner change from "operator-1" to "operator-0""#],
+        r#"the pending offer (single-owner-policy.io/offer) names "operator-2", not "operator-0""#))]
+#[case::third_party_accepts_for_the_receiver(update(STRANGER, owned_by(OP_1, Some("operator-2")), owned_by(OP_2, None)),
+    Denied(&[r#"camel.apache.org/operator.id: identity from "operator-1" to "operator-2""#]))]
+// accept without an offer, or after it was withdrawn (the stored object has none)
+#[case::accept_without_an_offer(update(OPERATOR_2, owned_by(OP_1, None), owned_by(OP_2, None)),
+    DeniedSaying(&[r#"camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#],
+        "by setting the annotation single-owner-policy.io/offer=operator-2,"))]
+// replaying an old offer: the accepted object carries none, so the old owner cannot come back
+#[case::replaying_an_old_offer(update(OPERATOR_1, owned_by(OP_2, None), owned_by(OP_1, Some("operator-2"))),
+    Denied(&[
+        r#"camel.apache.org/operator.id: owner change from "operator-2" to "operator-1""#,
+        r#"single-owner-policy.io/offer: offer from "operator-2" to "operator-1""#,
+    ]))]
+// an offer does not survive its owner: orphaning must take it along
+#[case::orphaning_leaves_the_offer(update(OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(NOBODY, Some("operator-2"))),
+    DeniedSaying(&[r#"single-owner-policy.io/offer: offer from "operator-1" to none"#],
+        "consumes the offer"))]
+#[case::orphaning_takes_the_offer_along(
+    update(OPERATOR_1, owned_by(OP_1, Some("operator-2")), owned_by(NOBODY, None)),
+    Allowed
+)]
+// the offer is not re-judged while nothing about it changes
+#[case::offer_unchanged(
+    update(
+        OPERATOR_1,
+        owned_by(OP_1, Some("operator-2")),
+        owned_by(OP_1, Some("operator-2"))
+    ),
+    Allowed
+)]
+fn camel_k_offer_accept_withdraw(#[case] request: Request, #[case] expected: Expect) {
+    expected.check(&evaluate(&request.json(), &camel_k(json!({}))));
+}
+
+/// Offer then accept: after each step, the object as stored has an owner.
 #[test]
 fn a_full_move_never_leaves_the_object_unowned() {
     let settings = camel_k(json!({}));
-    let steps = [
-        (
-            OPERATOR_1,
-            owned_by(OP_1, None),
-            owned_by(OP_1, Some("operator-2")),
-        ),
-        (
-            OPERATOR_2,
-            owned_by(OP_1, Some("operator-2")),
-            owned_by(OP_2, None),
-        ),
-    ];
-    for (user, old, new) in steps {
-        assert!(!new.labels.is_empty(), "every step keeps an owner");
-        let response = evaluate(&update(user, INTEGRATION, "shop", old, new), &settings);
-        assert_eq!(verdict(&response), "allowed", "{user}");
-    }
+    let offer = update(
+        OPERATOR_1,
+        owned_by(OP_1, None),
+        owned_by(OP_1, Some("operator-2")),
+    )
+    .json();
+    let response = evaluate(&offer, &settings);
+    Allowed.check(&response);
+    let offered = match &response["mutated_object"] {
+        Value::Null => offer["object"].clone(),
+        mutated => mutated.clone(),
+    };
+    assert_eq!(offered["metadata"]["labels"][CAMEL], "operator-1");
+
+    let mut accept = update(
+        OPERATOR_2,
+        owned_by(OP_1, Some("operator-2")),
+        owned_by(OP_2, None),
+    )
+    .json();
+    accept["oldObject"] = offered;
+    let response = evaluate(&accept, &settings);
+    Allowed.check(&response);
+    let accepted = match &response["mutated_object"] {
+        Value::Null => accept["object"].clone(),
+        mutated => mutated.clone(),
+    };
+    assert_eq!(accepted["metadata"]["labels"][CAMEL], "operator-2");
 }
 
 #[test]
 fn deployed_mutating_the_policy_consumes_the_offer_itself() {
-    let settings = camel_k(json!({"stamp": true}));
     let request = update(
         OPERATOR_2,
-        INTEGRATION,
-        "shop",
         owned_by(OP_1, Some("operator-2")),
         owned_by(OP_2, Some("operator-2")),
-    );
-    let response = evaluate(&request, &settings);
-    assert_eq!(verdict(&response), "allowed");
+    )
+    .json();
+    let response = evaluate(&request, &camel_k(json!({"stamp": true})));
+    Allowed.check(&response);
     let mut expected = request["object"].clone();
     expected["metadata"]["annotations"]
         .as_object_mut()
@@ -169,103 +178,84 @@ fn deployed_mutating_the_policy_consumes_the_offer_itself() {
 
 #[test]
 fn without_identities_anyone_the_rules_allow_may_offer_and_accept() {
-    let settings = json!({"ownerLabels": [{"key": CAMEL}]});
-    let offer = update(
-        "kubernetes-admin",
+    let settings = camel_k_shape();
+    let offer = Request::update(
         INTEGRATION,
         "shop",
         owned_by(OP_1, None),
         owned_by(OP_1, Some("operator-2")),
     );
-    assert_eq!(verdict(&evaluate(&offer, &settings)), "allowed");
-    let accept = update(
-        "kubernetes-admin",
+    Allowed.check(&evaluate(&offer.json(), &settings));
+    let accept = Request::update(
         INTEGRATION,
         "shop",
         owned_by(OP_1, Some("operator-2")),
         owned_by(OP_2, None),
     );
-    assert_eq!(verdict(&evaluate(&accept, &settings)), "allowed");
+    Allowed.check(&evaluate(&accept.json(), &settings));
 }
 
-#[test]
-fn offers_name_a_valid_owner_in_scope() {
-    let settings = json!({});
-    let crd = "apiextensions.k8s.io/CustomResourceDefinition";
-    let owner: &[(&str, &str)] = &[("appID", "ClusterExtension.cert-manager")];
-    #[rustfmt::skip]
-    let rows = [
-        ("ClusterExtension.cert-manager-v2", "allowed"),
-        ("Extension.team-a.cert-manager", r#"single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition x, owned by "ClusterExtension.cert-manager": the offer names "Extension.team-a.cert-manager", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#),
-        ("Operator.x", r#"single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition x, owned by "ClusterExtension.cert-manager": the offer names "Operator.x", which cannot own the object: "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#),
-    ];
-    for (to, expected) in rows {
-        let request = update(
-            "kubernetes-admin",
-            crd,
-            "",
-            owned_by(owner, None),
-            owned_by(owner, Some(to)),
-        );
-        assert_eq!(verdict(&evaluate(&request, &settings)), expected, "{to}");
-    }
+const CERT_MANAGER: Pairs = &[(APP_ID_KEY, "ClusterExtension.cert-manager")];
+
+/// An offer names an owner that could own the object.
+#[rstest]
+#[case::valid_and_in_scope("ClusterExtension.cert-manager-v2", Allowed)]
+#[case::out_of_scope("Extension.team-a.cert-manager",
+    DeniedSaying(&[r#"single-owner-policy.io/offer: offer owned by "ClusterExtension.cert-manager""#],
+        r#"the offer names "Extension.team-a.cert-manager", which cannot own the object"#))]
+#[case::unknown_kind("Operator.x",
+    DeniedSaying(&[r#"single-owner-policy.io/offer: offer owned by "ClusterExtension.cert-manager""#],
+        r#"the offer names "Operator.x", which cannot own the object"#))]
+fn offers_name_a_valid_owner_in_scope(#[case] to: &str, #[case] expected: Expect) {
+    let request = Request::update(
+        CRD,
+        "",
+        owned_by(CERT_MANAGER, None),
+        owned_by(CERT_MANAGER, Some(to)),
+    );
+    expected.check(&evaluate(&request.json(), &app_id_shape()));
 }
 
 #[test]
 fn with_a_kind_name_pair_kind_and_name_move_together() {
-    let settings = json!({"ownerLabels": [{"key": OLM_NAME, "kindKey": OLM_KIND,
-        "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}]});
-    let deployment = "apps/Deployment";
-    let first: &[(&str, &str)] = &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "argocd")];
-    let second: &[(&str, &str)] = &[(OLM_KIND, "Extension"), (OLM_NAME, "argocd.argocd-v2")];
+    let settings = olm_shape();
+    let first: Pairs = &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "argocd")];
+    let second: Pairs = &[(OLM_KIND, "Extension"), (OLM_NAME, "argocd.argocd-v2")];
     let offered = owned_by(first, Some("Extension.argocd.argocd-v2"));
-    let offer = update(
-        "kubernetes-admin",
-        deployment,
-        "argocd",
-        owned_by(first, None),
-        offered,
-    );
-    assert_eq!(verdict(&evaluate(&offer, &settings)), "allowed");
-    let accept = update(
-        "kubernetes-admin",
-        deployment,
-        "argocd",
-        offered,
-        owned_by(second, None),
-    );
-    assert_eq!(verdict(&evaluate(&accept, &settings)), "allowed");
-    let name_only: &[(&str, &str)] = &[
+    let offer = Request::update(DEPLOYMENT, "argocd", owned_by(first, None), offered);
+    Allowed.check(&evaluate(&offer.json(), &settings));
+    let accept = Request::update(DEPLOYMENT, "argocd", offered, owned_by(second, None));
+    Allowed.check(&evaluate(&accept.json(), &settings));
+    let name_only: Pairs = &[
         (OLM_KIND, "ClusterExtension"),
         (OLM_NAME, "argocd.argocd-v2"),
     ];
-    let half = update(
-        "kubernetes-admin",
-        deployment,
-        "argocd",
-        offered,
-        owned_by(name_only, None),
-    );
-    assert_eq!(
-        verdict(&evaluate(&half, &settings)),
-        r#"olm.operatorframework.io/owner-name: owner change denied for Deployment argocd/x from "ClusterExtension.argocd" to "ClusterExtension.argocd.argocd-v2": an object has one owner; the pending offer (single-owner-policy.io/offer) names "Extension.argocd.argocd-v2", not "ClusterExtension.argocd.argocd-v2""#
-    );
+    let half = Request::update(DEPLOYMENT, "argocd", offered, owned_by(name_only, None));
+    DeniedSaying(
+        &[
+            r#"olm.operatorframework.io/owner-name: owner change from "ClusterExtension.argocd" to "ClusterExtension.argocd.argocd-v2""#,
+        ],
+        r#"the pending offer (single-owner-policy.io/offer) names "Extension.argocd.argocd-v2", not "ClusterExtension.argocd.argocd-v2""#,
+    )
+    .check(&evaluate(&half.json(), &settings));
 }
 
 #[test]
 fn the_transfer_annotation_is_a_setting() {
-    let settings =
-        json!({"ownerLabels": [{"key": CAMEL}], "transferAnnotation": "example.com/hand-over-to"});
-    let mut request = update(
-        "kubernetes-admin",
+    let settings = merged(
+        camel_k_shape(),
+        &json!({"transferAnnotation": "example.com/hand-over-to"}),
+    );
+    let mut request = Request::update(
         INTEGRATION,
         "shop",
         owned_by(OP_1, None),
         owned_by(OP_2, None),
-    );
+    )
+    .json();
     request["oldObject"]["metadata"]["annotations"]["example.com/hand-over-to"] =
         json!("operator-2");
-    assert_eq!(verdict(&evaluate(&request, &settings)), "allowed");
+    Allowed.check(&evaluate(&request, &settings));
     request["oldObject"]["metadata"]["annotations"]["example.com/hand-over-to"] = json!(2);
     let response = evaluate(&request, &settings);
     assert_eq!(response["code"], 400);

@@ -1,50 +1,30 @@
 //! Requester identity: who may set, remove, keep and delete which owner, and label stamping.
 
-use serde_json::{Value, json};
 mod common;
 
-use common::{evaluate, merged, verdict};
+use rstest::rstest;
+use serde_json::{Value, json};
 
-/// Labels, as `(key, value)` pairs.
-type Pairs<'a> = &'a [(&'a str, &'a str)];
-
-/// `writes`, user, operation, kind, namespace, old labels, new labels, verdict.
-type IdentityRow = (
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-    Option<Pairs<'static>>,
-    Option<Pairs<'static>>,
-    &'static str,
-);
-
-/// User, extra settings, operation, kind, labels of the new object, stamped labels (or null).
-type StampRow = (
-    &'static str,
-    Value,
-    &'static str,
-    &'static str,
-    Option<Pairs<'static>>,
-    Value,
-);
+use common::Expect::{self, Allowed, Denied};
+use common::{
+    ADMIN, APP_ID_KEY, CAMEL, CONFIG_MAP, CRD, INTEGRATION, JOB, Pairs, Request, camel_k_shape,
+    evaluate, merged, olm_shape, summary, verdict,
+};
 
 const CERT_MANAGER: &str = "system:serviceaccount:operators:cert-manager-installer";
 const PROMETHEUS: &str = "system:serviceaccount:operators:prometheus-installer";
 const OLM: &str = "system:serviceaccount:olmv1-system:operator-controller-controller-manager";
 const TEAM_A: &str = "system:serviceaccount:team-a:installer";
+const TEAM_B: &str = "system:serviceaccount:team-b:installer";
 const ARGOCD: &str = "system:serviceaccount:team-a:argocd-installer";
-const ADMIN: &str = "kubernetes-admin";
-const CRD: &str = "apiextensions.k8s.io/CustomResourceDefinition";
-const CONFIG_MAP: &str = "/ConfigMap";
-const OWNED_BY_CM: Pairs = &[("appID", "ClusterExtension.cert-manager")];
-const OWNED_BY_PROM: Pairs = &[("appID", "ClusterExtension.prometheus")];
+const OWNED_BY_CM: Pairs = &[(APP_ID_KEY, "ClusterExtension.cert-manager")];
+const OWNED_BY_PROM: Pairs = &[(APP_ID_KEY, "ClusterExtension.prometheus")];
+const OWNED_BY_TEAM_A_ARGOCD: Pairs = &[(APP_ID_KEY, "Extension.team-a.argocd")];
 const NO_LABELS: Pairs = &[];
 
-/// The identities of the seed's appID setup: one installer per ClusterExtension, OLM's single
+/// The identities of the default appID shape: one installer per ClusterExtension, OLM's single
 /// controller for all of them, and any `installer` service account for Extensions of its own
-/// namespace.
+/// namespace; `extra` set over them.
 fn settings(extra: Value) -> Value {
     let base = json!({
         "identities": [
@@ -60,146 +40,104 @@ fn settings(extra: Value) -> Value {
     merged(base, &extra)
 }
 
-/// An admission request by `user` on an object `x` of `kind` (`group/Kind`) in `namespace`.
-fn request(
-    user: &str,
-    operation: &str,
-    kind: &str,
-    namespace: &str,
-    old: Option<Pairs>,
-    new: Option<Pairs>,
-) -> Value {
-    let (group, kind) = kind.split_once('/').unwrap();
-    let object = |pairs: Pairs| {
-        let labels: serde_json::Map<String, Value> = pairs
-            .iter()
-            .map(|&(k, v)| (k.to_owned(), json!(v)))
-            .collect();
-        json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": "x", "labels": labels}, "spec": {"a": 1}})
-    };
-    let groups = if user.starts_with("system:serviceaccount:") {
-        json!(["system:serviceaccounts", "system:authenticated"])
-    } else {
-        json!(["system:authenticated"])
-    };
-    json!({
-        "uid": "7", "kind": {"group": group, "version": "v1", "kind": kind},
-        "operation": operation, "namespace": namespace, "name": "x",
-        "userInfo": {"username": user, "groups": groups},
-        "object": new.map_or(Value::Null, object),
-        "oldObject": old.map_or(Value::Null, object),
-    })
+/// Who may set, remove, keep and delete an owner, under `writes`. Stamping is on, and stamps
+/// none of these: each CREATE either carries its owner or comes from a requester acting for none.
+#[rstest]
+// The two-step takeover: neither the release nor the adoption of a foreign owner is allowed.
+#[case::foreign_release("Any", Request::update(CRD, "", OWNED_BY_CM, NO_LABELS).by(PROMETHEUS),
+    Denied(&[r#"appID: identity from "ClusterExtension.cert-manager" to none"#]))]
+#[case::foreign_adoption("Any", Request::update(CRD, "", NO_LABELS, OWNED_BY_CM).by(PROMETHEUS),
+    Denied(&[r#"appID: identity from none to "ClusterExtension.cert-manager""#]))]
+// An owner releases and adopts what is its own.
+#[case::own_release("Any", Request::update(CRD, "", OWNED_BY_CM, NO_LABELS).by(CERT_MANAGER), Allowed)]
+#[case::own_adoption("Any", Request::update(CRD, "", NO_LABELS, OWNED_BY_CM).by(CERT_MANAGER), Allowed)]
+// Creating with an owner label needs acting for it; a person bound to nothing acts for none.
+#[case::create_for_itself("Any", Request::create(CRD, "", OWNED_BY_CM).by(CERT_MANAGER), Allowed)]
+#[case::create_for_another("Any", Request::create(CRD, "", OWNED_BY_PROM).by(CERT_MANAGER),
+    Denied(&[r#"appID: identity from none to "ClusterExtension.prometheus""#]))]
+#[case::create_by_a_person_for_an_owner("Any", Request::create(CRD, "", OWNED_BY_CM).by(ADMIN),
+    Denied(&[r#"appID: identity from none to "ClusterExtension.cert-manager""#]))]
+#[case::create_by_a_person_unowned("Any", Request::create(CRD, "", NO_LABELS).by(ADMIN), Allowed)]
+// OLM v1's single controller acts for every ClusterExtension, and for nothing else.
+#[case::olm_creates_for_a_cluster_extension("Any", Request::create(CRD, "", OWNED_BY_PROM).by(OLM), Allowed)]
+#[case::olm_creates_for_an_extension("Any",
+    Request::create(CONFIG_MAP, "team-a", OWNED_BY_TEAM_A_ARGOCD).by(OLM),
+    Denied(&[r#"appID: identity from none to "Extension.team-a.argocd""#]))]
+// Templated bindings: any `installer` service account acts for Extensions of its namespace.
+#[case::installer_in_its_namespace("Any",
+    Request::create(CONFIG_MAP, "team-a", OWNED_BY_TEAM_A_ARGOCD).by(TEAM_A), Allowed)]
+#[case::installer_of_another_namespace("Any",
+    Request::create(CONFIG_MAP, "team-a", OWNED_BY_TEAM_A_ARGOCD).by(TEAM_B),
+    Denied(&[r#"appID: identity from none to "Extension.team-a.argocd""#]))]
+// Scope is judged before identity.
+#[case::scope_before_identity("Any", Request::create(CRD, "", OWNED_BY_TEAM_A_ARGOCD).by(TEAM_A),
+    Denied(&[r#"appID: cluster scope from none to "Extension.team-a.argocd""#]))]
+// writes: Any keeps label-only guarding: a hook of another install may patch the object.
+#[case::any_writes_foreign_update("Any", Request::update(CRD, "", OWNED_BY_CM, OWNED_BY_CM).by(PROMETHEUS), Allowed)]
+#[case::any_writes_foreign_delete("Any", Request::delete(CRD, "", OWNED_BY_CM).by(PROMETHEUS), Allowed)]
+// writes: Owner: only the owner's requesters update or delete what it owns.
+#[case::owner_writes_foreign_update("Owner",
+    Request::update(CRD, "", OWNED_BY_CM, OWNED_BY_CM).by(PROMETHEUS),
+    Denied(&[r#"appID: owner writes owned by "ClusterExtension.cert-manager""#]))]
+#[case::owner_writes_foreign_delete("Owner", Request::delete(CRD, "", OWNED_BY_CM).by(PROMETHEUS),
+    Denied(&[r#"appID: owner writes owned by "ClusterExtension.cert-manager""#]))]
+#[case::owner_writes_delete_by_a_person("Owner", Request::delete(JOB, "", OWNED_BY_CM).by(ADMIN),
+    Denied(&[r#"appID: owner writes owned by "ClusterExtension.cert-manager""#]))]
+#[case::owner_writes_own_update("Owner", Request::update(CRD, "", OWNED_BY_CM, OWNED_BY_CM).by(CERT_MANAGER), Allowed)]
+#[case::owner_writes_own_delete("Owner", Request::delete(CRD, "", OWNED_BY_CM).by(CERT_MANAGER), Allowed)]
+#[case::owner_writes_delete_by_olm("Owner", Request::delete(CRD, "", OWNED_BY_CM).by(OLM), Allowed)]
+#[case::owner_writes_unowned_delete("Owner", Request::delete(CRD, "", NO_LABELS).by(PROMETHEUS), Allowed)]
+#[case::owner_writes_unowned_update("Owner", Request::update(CRD, "", NO_LABELS, NO_LABELS).by(PROMETHEUS), Allowed)]
+fn who_may_set_remove_keep_and_delete_an_owner(
+    #[case] writes: &str,
+    #[case] request: Request,
+    #[case] expected: Expect,
+) {
+    let response = evaluate(
+        &request.json(),
+        &settings(json!({"writes": writes, "stamp": true})),
+    );
+    expected.check(&response);
+    assert_eq!(response["mutated_object"], Value::Null);
 }
 
-#[rustfmt::skip]
-const IDENTITY_ROWS: &[IdentityRow] = &[
-    // writes, user, operation, kind, namespace, old, new, verdict
-    // The two-step takeover: neither the release nor the adoption of a foreign owner is allowed.
-    ("Any", PROMETHEUS, "UPDATE", CRD, "", Some(OWNED_BY_CM), Some(NO_LABELS),
-     r#"appID: identity denied for CustomResourceDefinition x from "ClusterExtension.cert-manager" to none: user system:serviceaccount:operators:prometheus-installer acts for "ClusterExtension.prometheus", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it"#),
-    ("Any", PROMETHEUS, "UPDATE", CRD, "", Some(NO_LABELS), Some(OWNED_BY_CM),
-     r#"appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:operators:prometheus-installer acts for "ClusterExtension.prometheus", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it"#),
-    // An owner releases and adopts what is its own.
-    ("Any", CERT_MANAGER, "UPDATE", CRD, "", Some(OWNED_BY_CM), Some(NO_LABELS), "allowed"),
-    ("Any", CERT_MANAGER, "UPDATE", CRD, "", Some(NO_LABELS), Some(OWNED_BY_CM), "allowed"),
-    // Creating with an owner label needs acting for it; a person bound to nothing acts for none.
-    ("Any", CERT_MANAGER, "CREATE", CRD, "", None, Some(OWNED_BY_CM), "allowed"),
-    ("Any", CERT_MANAGER, "CREATE", CRD, "", None, Some(OWNED_BY_PROM),
-     r#"appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.prometheus": user system:serviceaccount:operators:cert-manager-installer acts for "ClusterExtension.cert-manager", not for "ClusterExtension.prometheus"; only a requester acting for an owner may set it"#),
-    ("Any", ADMIN, "CREATE", CRD, "", None, Some(OWNED_BY_CM),
-     r#"appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it"#),
-    ("Any", ADMIN, "CREATE", CRD, "", None, Some(NO_LABELS), "allowed"),
-    // OLM v1's single controller acts for every ClusterExtension, and for nothing else.
-    ("Any", OLM, "CREATE", CRD, "", None, Some(OWNED_BY_PROM), "allowed"),
-    ("Any", OLM, "CREATE", CONFIG_MAP, "team-a", None, Some(&[("appID", "Extension.team-a.argocd")]),
-     r#"appID: identity denied for ConfigMap team-a/x from none to "Extension.team-a.argocd": user system:serviceaccount:olmv1-system:operator-controller-controller-manager acts for "ClusterExtension.*", not for "Extension.team-a.argocd"; only a requester acting for an owner may set it"#),
-    // Templated bindings: any `installer` service account acts for Extensions of its namespace.
-    ("Any", TEAM_A, "CREATE", CONFIG_MAP, "team-a", None, Some(&[("appID", "Extension.team-a.argocd")]), "allowed"),
-    ("Any", "system:serviceaccount:team-b:installer", "CREATE", CONFIG_MAP, "team-a", None, Some(&[("appID", "Extension.team-a.argocd")]),
-     r#"appID: identity denied for ConfigMap team-a/x from none to "Extension.team-a.argocd": user system:serviceaccount:team-b:installer acts for "Extension.team-b.*", not for "Extension.team-a.argocd"; only a requester acting for an owner may set it"#),
-    // Scope is judged before identity.
-    ("Any", TEAM_A, "CREATE", CRD, "", None, Some(&[("appID", "Extension.team-a.argocd")]),
-     r#"appID: cluster scope denied for CustomResourceDefinition x from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#),
-    // writes: Any keeps label-only guarding: a hook of another install may patch the object.
-    ("Any", PROMETHEUS, "UPDATE", CRD, "", Some(OWNED_BY_CM), Some(OWNED_BY_CM), "allowed"),
-    ("Any", PROMETHEUS, "DELETE", CRD, "", Some(OWNED_BY_CM), None, "allowed"),
-    // writes: Owner: only the owner's requesters update or delete what it owns.
-    ("Owner", PROMETHEUS, "UPDATE", CRD, "", Some(OWNED_BY_CM), Some(OWNED_BY_CM),
-     r#"appID: owner writes denied for UPDATE of CustomResourceDefinition x, owned by "ClusterExtension.cert-manager": user system:serviceaccount:operators:prometheus-installer acts for "ClusterExtension.prometheus", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
-    ("Owner", PROMETHEUS, "DELETE", CRD, "", Some(OWNED_BY_CM), None,
-     r#"appID: owner writes denied for DELETE of CustomResourceDefinition x, owned by "ClusterExtension.cert-manager": user system:serviceaccount:operators:prometheus-installer acts for "ClusterExtension.prometheus", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
-    ("Owner", ADMIN, "DELETE", "batch/Job", "", Some(OWNED_BY_CM), None,
-     r#"appID: owner writes denied for DELETE of Job x, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
-    ("Owner", CERT_MANAGER, "UPDATE", CRD, "", Some(OWNED_BY_CM), Some(OWNED_BY_CM), "allowed"),
-    ("Owner", CERT_MANAGER, "DELETE", CRD, "", Some(OWNED_BY_CM), None, "allowed"),
-    ("Owner", OLM, "DELETE", CRD, "", Some(OWNED_BY_CM), None, "allowed"),
-    ("Owner", PROMETHEUS, "DELETE", CRD, "", Some(NO_LABELS), None, "allowed"),
-    ("Owner", PROMETHEUS, "UPDATE", CRD, "", Some(NO_LABELS), Some(NO_LABELS), "allowed"),
-];
+const FIRST_OPERATOR: &str = "system:serviceaccount:camel-k:camel-k-operator";
+const OP_1: Pairs = &[(CAMEL, "operator-1")];
+const OP_2: Pairs = &[(CAMEL, "operator-2")];
 
-#[test]
-fn who_may_set_remove_keep_and_delete_an_owner() {
-    for &(writes, user, operation, kind, namespace, old, new, expected) in IDENTITY_ROWS {
-        let request = request(user, operation, kind, namespace, old, new);
-        let response = evaluate(&request, &settings(json!({"writes": writes})));
-        assert_eq!(
-            verdict(&response),
-            expected,
-            "{writes} {user} {operation} {kind} {old:?} -> {new:?}"
-        );
-        assert_eq!(response["mutated_object"], Value::Null);
-    }
-}
-
-#[test]
-fn camel_k_operators_act_for_their_own_operator_id() {
-    let settings = json!({
-        "ownerLabels": [{"key": "camel.apache.org/operator.id"}],
-        "identities": [
-            {"owners": ["operator-1"], "users": ["system:serviceaccount:camel-k:camel-k-operator"]},
+#[rstest]
+#[case::create_for_its_own_id(Request::create(INTEGRATION, "shop", OP_1).by(FIRST_OPERATOR), Allowed)]
+#[case::create_for_another_id(Request::create(INTEGRATION, "shop", OP_2).by(FIRST_OPERATOR),
+    Denied(&[r#"camel.apache.org/operator.id: identity from none to "operator-2""#]))]
+#[case::release_by_a_person(Request::update(INTEGRATION, "shop", OP_1, NO_LABELS).by(ADMIN),
+    Denied(&[r#"camel.apache.org/operator.id: identity from "operator-1" to none"#]))]
+#[case::release_of_its_own_id(Request::update(INTEGRATION, "shop", OP_1, NO_LABELS).by(FIRST_OPERATOR), Allowed)]
+fn camel_k_operators_act_for_their_own_operator_id(
+    #[case] request: Request,
+    #[case] expected: Expect,
+) {
+    let settings = merged(
+        camel_k_shape(),
+        &json!({"identities": [
+            {"owners": ["operator-1"], "users": [FIRST_OPERATOR]},
             {"owners": ["operator-2"], "users": ["system:serviceaccount:camel-k-next:camel-k-operator"]},
-        ],
-    });
-    let integration = "camel.apache.org/Integration";
-    let op_1: Pairs = &[("camel.apache.org/operator.id", "operator-1")];
-    let op_2: Pairs = &[("camel.apache.org/operator.id", "operator-2")];
-    let first = "system:serviceaccount:camel-k:camel-k-operator";
-    #[rustfmt::skip]
-    let rows = [
-        (first, "CREATE", None, Some(op_1), "allowed"),
-        (first, "CREATE", None, Some(op_2), r#"camel.apache.org/operator.id: identity denied for Integration shop/x from none to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it"#),
-        (ADMIN, "UPDATE", Some(op_1), Some(NO_LABELS), r#"camel.apache.org/operator.id: identity denied for Integration shop/x from "operator-1" to none: user kubernetes-admin acts for none, not for "operator-1"; only a requester acting for an owner may remove it"#),
-        (first, "UPDATE", Some(op_1), Some(NO_LABELS), "allowed"),
-    ];
-    for (user, operation, old, new, expected) in rows {
-        let response = evaluate(
-            &request(user, operation, integration, "shop", old, new),
-            &settings,
-        );
-        assert_eq!(
-            verdict(&response),
-            expected,
-            "{user} {operation} {old:?} -> {new:?}"
-        );
-    }
+        ]}),
+    );
+    expected.check(&evaluate(&request.json(), &settings));
 }
 
 #[test]
 fn exemptions_still_override_identity_rules() {
-    let request = request(
-        "break-glass",
-        "UPDATE",
-        CRD,
-        "",
-        Some(OWNED_BY_CM),
-        Some(NO_LABELS),
-    );
-    let response = evaluate(&request, &settings(json!({"writes": "Owner"})));
+    let request = Request::update(CRD, "", OWNED_BY_CM, NO_LABELS).by("break-glass");
+    let response = evaluate(&request.json(), &settings(json!({"writes": "Owner"})));
     assert_eq!(verdict(&response), "allowed");
     let warning = response["warnings"][0].as_str().unwrap();
+    let bypassed = warning
+        .strip_prefix("exempt user break-glass bypassed: ")
+        .unwrap_or_else(|| panic!("{warning}"));
     assert_eq!(
-        warning,
-        r#"exempt user break-glass bypassed: appID: identity denied for CustomResourceDefinition x from "ClusterExtension.cert-manager" to none: user break-glass acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it"#
+        summary(bypassed),
+        [r#"appID: identity from "ClusterExtension.cert-manager" to none"#]
     );
     assert_eq!(
         response["audit_annotations"]["single-owner-policy-exemption"],
@@ -207,54 +145,54 @@ fn exemptions_still_override_identity_rules() {
     );
 }
 
-#[test]
-fn a_create_by_a_requester_acting_for_one_owner_is_stamped() {
-    let olm_pair = json!({"ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
-        "kindKey": "olm.operatorframework.io/owner-kind", "clusterKinds": ["ClusterExtension"],
-        "namespacedKinds": ["Extension"]}]});
-    #[rustfmt::skip]
-    let rows: [StampRow; 10] = [
-        // stamped, in the shape of the owner label
-        (CERT_MANAGER, json!({}), "CREATE", CRD, None, json!({"appID": "ClusterExtension.cert-manager"})),
-        (CERT_MANAGER, olm_pair.clone(), "CREATE", CRD, None, json!({
-            "olm.operatorframework.io/owner-name": "cert-manager",
-            "olm.operatorframework.io/owner-kind": "ClusterExtension"})),
-        // a templated binding that names one concrete owner
-        ("system:serviceaccount:olmv1:argocd", json!({}), "CREATE", CRD, None, json!({"appID": "ClusterExtension.argocd"})),
-        // not stamped: already labelled, an UPDATE, a wildcard-only requester, nobody's requester
-        (CERT_MANAGER, json!({}), "CREATE", CRD, Some(OWNED_BY_CM), Value::Null),
-        (CERT_MANAGER, json!({}), "UPDATE", CRD, Some(NO_LABELS), Value::Null),
-        (OLM, json!({}), "CREATE", CRD, None, Value::Null),
-        (TEAM_A, json!({}), "CREATE", CONFIG_MAP, None, Value::Null),
-        (ADMIN, json!({}), "CREATE", CRD, None, Value::Null),
-        // a namespaced owner is stamped in its namespace, and not where it is out of scope
-        (ARGOCD, json!({}), "CREATE", CONFIG_MAP, None, json!({"appID": "Extension.team-a.argocd"})),
-        (ARGOCD, json!({}), "CREATE", CRD, None, Value::Null),
-    ];
-    for (user, mut extra, operation, kind, labels, stamped) in rows {
-        extra["stamp"] = json!(true);
-        let old = (operation == "UPDATE").then_some(NO_LABELS);
-        let mut request = request(
-            user,
-            operation,
-            kind,
-            if kind == CONFIG_MAP { "team-a" } else { "" },
-            old,
-            Some(labels.unwrap_or(NO_LABELS)),
-        );
-        if user == "system:serviceaccount:olmv1:argocd" {
-            request["userInfo"]["groups"] = json!(["olmv1-installers"]);
-        }
-        let response = evaluate(&request, &settings(extra));
-        assert_eq!(response["accepted"], true, "{user} {operation}: {response}");
-        let what = format!("{user} {operation} {kind} {labels:?}");
-        match stamped {
-            Value::Null => assert_eq!(response["mutated_object"], Value::Null, "{what}"),
-            labels => {
-                let mut expected = request["object"].clone();
-                expected["metadata"]["labels"] = labels;
-                assert_eq!(response["mutated_object"], expected, "{what}");
-            }
+/// A service account bound to `ClusterExtension.${name}` through its group.
+const OLMV1_ARGOCD: &str = "system:serviceaccount:olmv1:argocd";
+const OLMV1_ARGOCD_GROUPS: &[&str] = &[
+    "system:serviceaccounts",
+    "system:serviceaccounts:olmv1",
+    "olmv1-installers",
+    "system:authenticated",
+];
+
+/// A CREATE by a requester acting for one owner is stamped with it (`stamped`: the labels it
+/// gets), in the shape of the owner label.
+#[rstest]
+// stamped, in the shape of the owner label
+#[case::app_id(json!({}), Request::create(CRD, "", NO_LABELS).by(CERT_MANAGER),
+    Some(json!({"appID": "ClusterExtension.cert-manager"})))]
+#[case::olm_pair(olm_shape(), Request::create(CRD, "", NO_LABELS).by(CERT_MANAGER),
+    Some(json!({"olm.operatorframework.io/owner-name": "cert-manager",
+        "olm.operatorframework.io/owner-kind": "ClusterExtension"})))]
+// a templated binding that names one concrete owner
+#[case::templated_binding(json!({}),
+    Request::create(CRD, "", NO_LABELS).by(OLMV1_ARGOCD).in_groups(OLMV1_ARGOCD_GROUPS),
+    Some(json!({"appID": "ClusterExtension.argocd"})))]
+// not stamped: already labelled, an UPDATE, a wildcard-only requester, nobody's requester
+#[case::already_labelled(json!({}), Request::create(CRD, "", OWNED_BY_CM).by(CERT_MANAGER), None)]
+#[case::update(json!({}), Request::update(CRD, "", NO_LABELS, NO_LABELS).by(CERT_MANAGER), None)]
+#[case::wildcard_only_requester(json!({}), Request::create(CRD, "", NO_LABELS).by(OLM), None)]
+#[case::templated_wildcard_requester(json!({}),
+    Request::create(CONFIG_MAP, "team-a", NO_LABELS).by(TEAM_A), None)]
+#[case::nobodys_requester(json!({}), Request::create(CRD, "", NO_LABELS).by(ADMIN), None)]
+// a namespaced owner is stamped in its namespace, and not where it is out of scope
+#[case::namespaced_owner_in_its_namespace(json!({}),
+    Request::create(CONFIG_MAP, "team-a", NO_LABELS).by(ARGOCD),
+    Some(json!({"appID": "Extension.team-a.argocd"})))]
+#[case::namespaced_owner_out_of_scope(json!({}), Request::create(CRD, "", NO_LABELS).by(ARGOCD), None)]
+fn a_create_by_a_requester_acting_for_one_owner_is_stamped(
+    #[case] extra: Value,
+    #[case] request: Request,
+    #[case] stamped: Option<Value>,
+) {
+    let request = request.json();
+    let response = evaluate(&request, &settings(merged(extra, &json!({"stamp": true}))));
+    Allowed.check(&response);
+    match stamped {
+        None => assert_eq!(response["mutated_object"], Value::Null),
+        Some(labels) => {
+            let mut expected = request["object"].clone();
+            expected["metadata"]["labels"] = labels;
+            assert_eq!(response["mutated_object"], expected);
         }
     }
 }

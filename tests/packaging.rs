@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use serde_yaml::{Mapping, Value};
+use single_owner_policy::Settings;
 use single_owner_policy::policy;
-use single_owner_policy::settings::Settings;
 
 fn text(file: &str) -> String {
     let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));

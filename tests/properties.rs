@@ -6,10 +6,10 @@ use proptest::sample::{select, subsequence};
 use serde_json::{Map, Value, json};
 use single_owner_policy::policy;
 
-const OFFER: &str = "single-owner-policy.io/offer";
-const OLM_NAME: &str = "olm.operatorframework.io/owner-name";
-const OLM_KIND: &str = "olm.operatorframework.io/owner-kind";
-const CAMEL: &str = "camel.apache.org/operator.id";
+mod common;
+
+use common::{APP_ID_KEY, CAMEL, OFFER, OLM_KIND, OLM_NAME};
+
 const USERS: [&str; 4] = [
     "kubernetes-admin",
     "system:serviceaccount:team-a:installer",
@@ -42,7 +42,7 @@ fn owner_id() -> impl Strategy<Value = String> {
 
 /// The labels one entry of the settings below writes for an owner id, or none.
 fn owner_labels() -> impl Strategy<Value = Vec<(String, String)>> {
-    let app_id = owner_id().prop_map(|id| vec![("appID".to_owned(), id)]);
+    let app_id = owner_id().prop_map(|id| vec![(APP_ID_KEY.to_owned(), id)]);
     let pair = owner_id().prop_map(|id| match id.split_once('.') {
         Some((kind, name)) => vec![
             (OLM_KIND.to_owned(), kind.to_owned()),
@@ -72,7 +72,7 @@ fn settings() -> impl Strategy<Value = Value> {
             let with_identities = !identities.is_empty();
             json!({
                 "ownerLabels": [
-                    {"key": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},
+                    {"key": APP_ID_KEY, "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},
                     {"key": OLM_NAME, "kindKey": OLM_KIND, "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},
                     {"key": CAMEL},
                 ],
@@ -186,7 +186,7 @@ fn owners(side: &(Vec<(String, String)>, Option<String>)) -> [Option<String>; 3]
         (None, None) => None,
     };
     [
-        label(side, "appID").map(str::to_owned),
+        label(side, APP_ID_KEY).map(str::to_owned),
         pair,
         label(side, CAMEL).map(str::to_owned),
     ]

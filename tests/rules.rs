@@ -1,388 +1,393 @@
 //! The policy's rules, table by table, through `policy::validate` with whole payloads.
 
+mod common;
+
+use rstest::rstest;
 use serde_json::{Value, json};
 use single_owner_policy::policy::{self, EXEMPTION_ANNOTATION};
 
-/// What a request is expected to get.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Expect {
-    Allowed,
-    Denied(&'static str),
-}
-use Expect::*;
+use common::Expect::{self, Allowed, Denied, DeniedSaying};
+use common::{
+    APP_ID_KEY, CAMEL, CONFIG_MAP, CRD, INTEGRATION, NAMESPACE, OLM_KIND, OLM_NAME, POD, Pairs,
+    Request, SCALE, app_id_shape, camel_k_shape, evaluate, merged, olm_shape, summary,
+};
 
-/// Labels, as `(key, value)` pairs.
-type Pairs<'a> = &'a [(&'a str, &'a str)];
+const NONE: Pairs = &[];
+const FIRST: Pairs = &[(APP_ID_KEY, "ClusterExtension.first")];
+const SECOND: Pairs = &[(APP_ID_KEY, "ClusterExtension.second")];
+const PAIR_FIRST: Pairs = &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "first")];
+const PAIR_SECOND: Pairs = &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "second")];
+const HALF_FIRST: Pairs = &[(OLM_NAME, "first")];
+const OP_1: Pairs = &[(CAMEL, "operator-1")];
+const OP_2: Pairs = &[(CAMEL, "operator-2")];
 
-const APP_ID: &str = "{}";
-const OLM: &str = r#"{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
-    "kindKey": "olm.operatorframework.io/owner-kind",
-    "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}]}"#;
-const CAMEL_K: &str = r#"{"ownerLabels": [{"key": "camel.apache.org/operator.id"}]}"#;
-const OLM_NAME: &str = "olm.operatorframework.io/owner-name";
-const OLM_KIND: &str = "olm.operatorframework.io/owner-kind";
-const CAMEL: &str = "camel.apache.org/operator.id";
-
-fn settings(json: &str) -> Value {
-    serde_json::from_str(json).unwrap()
+/// `shape` with adoption and orphaning denied.
+fn deny_both(shape: Value) -> Value {
+    merged(shape, &json!({"adoption": "Deny", "orphaning": "Deny"}))
 }
 
-fn labels(pairs: Pairs) -> Value {
-    pairs
-        .iter()
-        .map(|&(k, v)| (k.to_owned(), json!(v)))
-        .collect()
-}
-
-/// An AdmissionRequest for `kind` (`group/Kind`) named `name` in `namespace` ("" when
-/// cluster-scoped); `old` is `None` on CREATE.
-fn request(
-    kind: &str,
-    namespace: &str,
-    old: Option<&[(&str, &str)]>,
-    new: &[(&str, &str)],
-) -> Value {
-    let (group, kind) = kind.split_once('/').unwrap();
-    let object = |pairs| json!({"metadata": {"name": "x", "labels": labels(pairs)}, "spec": {}});
-    json!({
-        "uid": "0d6d3a8e-5f0c-4c44-9d36-6f2a2c8c1a11",
-        "kind": {"group": group, "version": "v1", "kind": kind},
-        "operation": if old.is_some() { "UPDATE" } else { "CREATE" },
-        "namespace": namespace,
-        "name": "x",
-        "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]},
-        "object": object(new),
-        "oldObject": old.map_or(Value::Null, object),
-    })
-}
-
-fn evaluate(request: &Value, settings: &Value) -> (bool, Option<String>, Value) {
-    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-    let response = policy::validate(&payload);
-    let code = response.code;
-    match &response.message {
-        None => assert_eq!(code, None),
-        Some(_) if !response.accepted => assert!(matches!(code, Some(400 | 403)), "code {code:?}"),
-        Some(_) => {}
-    }
-    (
-        response.accepted,
-        response.message.clone(),
-        serde_json::to_value(&response).unwrap(),
-    )
-}
-
-fn assert_verdict(request: &Value, settings: &Value, expected: Expect, what: &str) {
-    let (allowed, message, _) = evaluate(request, settings);
-    let got = match (allowed, message.as_deref()) {
-        (true, None) => "allowed".to_owned(),
-        (false, Some(message)) => message.to_owned(),
-        other => panic!("{what}: unexpected response {other:?}"),
-    };
-    let want = match expected {
-        Allowed => "allowed",
-        Denied(message) => message,
-    };
-    assert_eq!(got, want, "{what}");
+/// An AdmissionRequest from `test_data/`.
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/test_data/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 
 /// The transition table, for each of the three owner shapes. CRDs are cluster-scoped.
-#[test]
-fn transitions_for_each_owner_shape() {
-    const CRD: &str = "apiextensions.k8s.io/CustomResourceDefinition";
-    let none: Pairs = &[];
-    let a = [("appID", "ClusterExtension.first")];
-    let b = [("appID", "ClusterExtension.second")];
-    let pair_a = [(OLM_KIND, "ClusterExtension"), (OLM_NAME, "first")];
-    let pair_b = [(OLM_KIND, "ClusterExtension"), (OLM_NAME, "second")];
-    let half_a = [(OLM_NAME, "first")];
-    let op_1 = [(CAMEL, "operator-1")];
-    let op_2 = [(CAMEL, "operator-2")];
-    let deny_both = r#"{"adoption": "Deny", "orphaning": "Deny"}"#;
-    #[rustfmt::skip]
-    let rows: &[(&str, &str, Pairs, Pairs, Expect)] = &[
-        // settings, extra settings, old, new, verdict
-        (APP_ID, "{}", none, none, Allowed),
-        (APP_ID, "{}", &a, &a, Allowed),
-        (APP_ID, "{}", none, &a, Allowed),
-        (APP_ID, deny_both, none, &a, Denied(r#"appID: adoption denied for CustomResourceDefinition x from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
-        (APP_ID, "{}", &a, none, Allowed),
-        (APP_ID, deny_both, &a, none, Denied(r#"appID: orphaning denied for CustomResourceDefinition x from "ClusterExtension.first" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        (APP_ID, "{}", &a, &b, Denied(r#"appID: owner change denied for CustomResourceDefinition x from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#)),
-        (APP_ID, deny_both, &a, &a, Allowed),
-        (OLM, "{}", none, none, Allowed),
-        (OLM, "{}", &pair_a, &pair_a, Allowed),
-        (OLM, "{}", none, &pair_a, Allowed),
-        (OLM, deny_both, none, &pair_a, Denied(r#"olm.operatorframework.io/owner-name: adoption denied for CustomResourceDefinition x from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
-        (OLM, "{}", &pair_a, none, Allowed),
-        (OLM, deny_both, &pair_a, none, Denied(r#"olm.operatorframework.io/owner-name: orphaning denied for CustomResourceDefinition x from "ClusterExtension.first" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        (OLM, "{}", &pair_a, &pair_b, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition x from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#)),
-        (OLM, "{}", &pair_a, &half_a, Denied(r#"olm.operatorframework.io/owner-name: owner value denied for CustomResourceDefinition x from "ClusterExtension.first" to name "first" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#)),
-        (OLM, "{}", none, &half_a, Denied(r#"olm.operatorframework.io/owner-name: owner value denied for CustomResourceDefinition x from none to name "first" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#)),
-        (CAMEL_K, "{}", none, none, Allowed),
-        (CAMEL_K, "{}", &op_1, &op_1, Allowed),
-        (CAMEL_K, "{}", none, &op_1, Allowed),
-        (CAMEL_K, deny_both, none, &op_1, Denied(r#"camel.apache.org/operator.id: adoption denied for CustomResourceDefinition x from none to "operator-1": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
-        (CAMEL_K, "{}", &op_1, none, Allowed),
-        (CAMEL_K, deny_both, &op_1, none, Denied(r#"camel.apache.org/operator.id: orphaning denied for CustomResourceDefinition x from "operator-1" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        (CAMEL_K, "{}", &op_1, &op_2, Denied(r#"camel.apache.org/operator.id: owner change denied for CustomResourceDefinition x from "operator-1" to "operator-2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation"#)),
-    ];
-    for &(shape, extra, old, new, expected) in rows {
-        let mut settings = settings(shape);
-        for (key, value) in self::settings(extra).as_object().unwrap() {
-            settings[key] = value.clone();
-        }
-        let request = request(CRD, "", Some(old), new);
-        assert_verdict(
-            &request,
-            &settings,
-            expected,
-            &format!("{settings} {old:?} -> {new:?}"),
-        );
-    }
+#[rstest]
+#[case::app_id_unowned(app_id_shape(), NONE, NONE, Allowed)]
+#[case::app_id_kept(app_id_shape(), FIRST, FIRST, Allowed)]
+#[case::app_id_adopted(app_id_shape(), NONE, FIRST, Allowed)]
+#[case::app_id_adoption_denied(deny_both(app_id_shape()), NONE, FIRST,
+    Denied(&[r#"appID: adoption from none to "ClusterExtension.first""#]))]
+#[case::app_id_orphaned(app_id_shape(), FIRST, NONE, Allowed)]
+#[case::app_id_orphaning_denied(deny_both(app_id_shape()), FIRST, NONE,
+    Denied(&[r#"appID: orphaning from "ClusterExtension.first" to none"#]))]
+#[case::app_id_owner_change(app_id_shape(), FIRST, SECOND,
+    DeniedSaying(&[r#"appID: owner change from "ClusterExtension.first" to "ClusterExtension.second""#],
+        "by setting the annotation single-owner-policy.io/offer=ClusterExtension.second,"))]
+#[case::app_id_kept_under_deny_both(deny_both(app_id_shape()), FIRST, FIRST, Allowed)]
+#[case::olm_unowned(olm_shape(), NONE, NONE, Allowed)]
+#[case::olm_kept(olm_shape(), PAIR_FIRST, PAIR_FIRST, Allowed)]
+#[case::olm_adopted(olm_shape(), NONE, PAIR_FIRST, Allowed)]
+#[case::olm_adoption_denied(deny_both(olm_shape()), NONE, PAIR_FIRST,
+    Denied(&[r#"olm.operatorframework.io/owner-name: adoption from none to "ClusterExtension.first""#]))]
+#[case::olm_orphaned(olm_shape(), PAIR_FIRST, NONE, Allowed)]
+#[case::olm_orphaning_denied(deny_both(olm_shape()), PAIR_FIRST, NONE,
+    Denied(&[r#"olm.operatorframework.io/owner-name: orphaning from "ClusterExtension.first" to none"#]))]
+#[case::olm_owner_change(olm_shape(), PAIR_FIRST, PAIR_SECOND,
+    DeniedSaying(&[r#"olm.operatorframework.io/owner-name: owner change from "ClusterExtension.first" to "ClusterExtension.second""#],
+        "by setting the annotation single-owner-policy.io/offer=ClusterExtension.second,"))]
+#[case::olm_kind_removed(olm_shape(), PAIR_FIRST, HALF_FIRST,
+    Denied(&[r#"olm.operatorframework.io/owner-name: owner value from "ClusterExtension.first" to name "first" without a kind"#]))]
+#[case::olm_adopted_without_a_kind(olm_shape(), NONE, HALF_FIRST,
+    Denied(&[r#"olm.operatorframework.io/owner-name: owner value from none to name "first" without a kind"#]))]
+#[case::camel_k_unowned(camel_k_shape(), NONE, NONE, Allowed)]
+#[case::camel_k_kept(camel_k_shape(), OP_1, OP_1, Allowed)]
+#[case::camel_k_adopted(camel_k_shape(), NONE, OP_1, Allowed)]
+#[case::camel_k_adoption_denied(deny_both(camel_k_shape()), NONE, OP_1,
+    Denied(&[r#"camel.apache.org/operator.id: adoption from none to "operator-1""#]))]
+#[case::camel_k_orphaned(camel_k_shape(), OP_1, NONE, Allowed)]
+#[case::camel_k_orphaning_denied(deny_both(camel_k_shape()), OP_1, NONE,
+    Denied(&[r#"camel.apache.org/operator.id: orphaning from "operator-1" to none"#]))]
+#[case::camel_k_owner_change(camel_k_shape(), OP_1, OP_2,
+    DeniedSaying(&[r#"camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#],
+        "by setting the annotation single-owner-policy.io/offer=operator-2,"))]
+fn transitions_for_each_owner_shape(
+    #[case] settings: Value,
+    #[case] old: Pairs,
+    #[case] new: Pairs,
+    #[case] expected: Expect,
+) {
+    expected.check(&evaluate(
+        &Request::update(CRD, "", old, new).json(),
+        &settings,
+    ));
 }
 
+const CLUSTER_ARGOCD: Pairs = &[(APP_ID_KEY, "ClusterExtension.argocd")];
+const TEAM_A_ARGOCD: Pairs = &[(APP_ID_KEY, "Extension.team-a.argocd")];
+const PAIR_CLUSTER_ARGOCD: Pairs = &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "argocd")];
+const PAIR_TEAM_A_ARGOCD: Pairs = &[(OLM_KIND, "Extension"), (OLM_NAME, "team-a.argocd")];
+
 /// The scope table, on CREATE, for the two shapes that carry kinds.
-#[test]
-fn scope_for_each_kinded_shape() {
-    const CRD: &str = "apiextensions.k8s.io/CustomResourceDefinition";
-    const CONFIG_MAP: &str = "/ConfigMap";
-    const NAMESPACE: &str = "/Namespace";
-    let cluster = [("appID", "ClusterExtension.argocd")];
-    let team_a = [("appID", "Extension.team-a.argocd")];
-    let pair_cluster = [(OLM_KIND, "ClusterExtension"), (OLM_NAME, "argocd")];
-    let pair_team_a = [(OLM_KIND, "Extension"), (OLM_NAME, "team-a.argocd")];
-    let opaque = [(CAMEL, "operator-1")];
-    #[rustfmt::skip]
-    let rows: &[(&str, &str, &str, Pairs, Expect)] = &[
-        // settings, kind, namespace, labels, verdict
-        (APP_ID, CRD, "", &cluster, Allowed),
-        (APP_ID, CRD, "", &team_a, Denied(r#"appID: cluster scope denied for CustomResourceDefinition x from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
-        (APP_ID, CONFIG_MAP, "team-a", &cluster, Allowed),
-        (APP_ID, CONFIG_MAP, "team-a", &team_a, Allowed),
-        (APP_ID, CONFIG_MAP, "team-b", &team_a, Denied(r#"appID: namespace scope denied for ConfigMap team-b/x from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#)),
-        // a Namespace is cluster-scoped, whatever namespace the request carries
-        (APP_ID, NAMESPACE, "team-a", &team_a, Denied(r#"appID: cluster scope denied for Namespace x from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
-        (APP_ID, NAMESPACE, "team-a", &cluster, Allowed),
-        (APP_ID, CRD, "", &[("appID", "Operator.argocd")], Denied(r#"appID: owner value denied for CustomResourceDefinition x from none to "Operator.argocd": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
-        (APP_ID, CRD, "", &[("appID", "")], Denied(r#"appID: owner value denied for CustomResourceDefinition x from none to "": the owner label is empty; name an owner or remove it"#)),
-        (OLM, CRD, "", &pair_cluster, Allowed),
-        (OLM, CRD, "", &pair_team_a, Denied(r#"olm.operatorframework.io/owner-name: cluster scope denied for CustomResourceDefinition x from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
-        (OLM, CONFIG_MAP, "team-a", &pair_team_a, Allowed),
-        (OLM, CONFIG_MAP, "team-b", &pair_team_a, Denied(r#"olm.operatorframework.io/owner-name: namespace scope denied for ConfigMap team-b/x from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#)),
-        (OLM, CRD, "", &[(OLM_KIND, "ClusterExtension")], Denied(r#"olm.operatorframework.io/owner-name: owner value denied for CustomResourceDefinition x from none to kind "ClusterExtension" without a name: label olm.operatorframework.io/owner-kind is set without olm.operatorframework.io/owner-name; both are set and removed together"#)),
-        // opaque ids: scope rules do not apply
-        (CAMEL_K, CRD, "", &opaque, Allowed),
-        (CAMEL_K, CONFIG_MAP, "team-b", &opaque, Allowed),
-    ];
-    for &(shape, kind, namespace, labels, expected) in rows {
-        let request = request(kind, namespace, None, labels);
-        assert_verdict(
-            &request,
-            &settings(shape),
-            expected,
-            &format!("{shape} {kind} in {namespace:?}: {labels:?}"),
-        );
-    }
+#[rstest]
+#[case::app_id_cluster_owner_of_a_crd(app_id_shape(), CRD, "", CLUSTER_ARGOCD, Allowed)]
+#[case::app_id_namespaced_owner_of_a_crd(app_id_shape(), CRD, "", TEAM_A_ARGOCD,
+    Denied(&[r#"appID: cluster scope from none to "Extension.team-a.argocd""#]))]
+#[case::app_id_cluster_owner_in_a_namespace(
+    app_id_shape(),
+    CONFIG_MAP,
+    "team-a",
+    CLUSTER_ARGOCD,
+    Allowed
+)]
+#[case::app_id_namespaced_owner_in_its_namespace(
+    app_id_shape(),
+    CONFIG_MAP,
+    "team-a",
+    TEAM_A_ARGOCD,
+    Allowed
+)]
+#[case::app_id_namespaced_owner_in_another_namespace(app_id_shape(), CONFIG_MAP, "team-b", TEAM_A_ARGOCD,
+    Denied(&[r#"appID: namespace scope from none to "Extension.team-a.argocd""#]))]
+// a Namespace is cluster-scoped, whatever namespace the request carries
+#[case::app_id_namespaced_owner_of_a_namespace(app_id_shape(), NAMESPACE, "team-a", TEAM_A_ARGOCD,
+    Denied(&[r#"appID: cluster scope from none to "Extension.team-a.argocd""#]))]
+#[case::app_id_cluster_owner_of_a_namespace(
+    app_id_shape(),
+    NAMESPACE,
+    "team-a",
+    CLUSTER_ARGOCD,
+    Allowed
+)]
+#[case::app_id_unknown_kind(app_id_shape(), CRD, "", &[(APP_ID_KEY, "Operator.argocd")],
+    Denied(&[r#"appID: owner value from none to "Operator.argocd""#]))]
+#[case::app_id_empty(app_id_shape(), CRD, "", &[(APP_ID_KEY, "")],
+    Denied(&[r#"appID: owner value from none to """#]))]
+#[case::olm_cluster_owner_of_a_crd(olm_shape(), CRD, "", PAIR_CLUSTER_ARGOCD, Allowed)]
+#[case::olm_namespaced_owner_of_a_crd(olm_shape(), CRD, "", PAIR_TEAM_A_ARGOCD,
+    Denied(&[r#"olm.operatorframework.io/owner-name: cluster scope from none to "Extension.team-a.argocd""#]))]
+#[case::olm_namespaced_owner_in_its_namespace(
+    olm_shape(),
+    CONFIG_MAP,
+    "team-a",
+    PAIR_TEAM_A_ARGOCD,
+    Allowed
+)]
+#[case::olm_namespaced_owner_in_another_namespace(olm_shape(), CONFIG_MAP, "team-b", PAIR_TEAM_A_ARGOCD,
+    Denied(&[r#"olm.operatorframework.io/owner-name: namespace scope from none to "Extension.team-a.argocd""#]))]
+#[case::olm_kind_without_a_name(olm_shape(), CRD, "", &[(OLM_KIND, "ClusterExtension")],
+    Denied(&[r#"olm.operatorframework.io/owner-name: owner value from none to kind "ClusterExtension" without a name"#]))]
+// opaque ids: scope rules do not apply
+#[case::camel_k_of_a_crd(camel_k_shape(), CRD, "", OP_1, Allowed)]
+#[case::camel_k_in_a_namespace(camel_k_shape(), CONFIG_MAP, "team-b", OP_1, Allowed)]
+fn scope_for_each_kinded_shape(
+    #[case] settings: Value,
+    #[case] kind: &str,
+    #[case] namespace: &str,
+    #[case] labels: Pairs,
+    #[case] expected: Expect,
+) {
+    expected.check(&evaluate(
+        &Request::create(kind, namespace, labels).json(),
+        &settings,
+    ));
 }
 
 /// Adoption is judged like a CREATE: the new owner must be valid and in scope.
 #[test]
 fn adoption_checks_the_new_owner() {
-    let request = request(
-        "/ConfigMap",
-        "team-b",
-        Some(&[]),
-        &[("appID", "Extension.team-a.argocd")],
-    );
-    let (allowed, message, _) = evaluate(&request, &settings(APP_ID));
-    assert!(!allowed);
-    assert!(
-        message
-            .unwrap()
-            .starts_with("appID: namespace scope denied for ConfigMap team-b/x from none to")
-    );
+    let request = Request::update(CONFIG_MAP, "team-b", NONE, TEAM_A_ARGOCD);
+    Denied(&[r#"appID: namespace scope from none to "Extension.team-a.argocd""#])
+        .check(&evaluate(&request.json(), &app_id_shape()));
 }
 
 /// An owner that predates the policy, even an invalid one, is not re-judged while unchanged.
+#[rstest]
+#[case::legacy(&[(APP_ID_KEY, "legacy-installer")])]
+#[case::out_of_scope(TEAM_A_ARGOCD)]
+fn unchanged_owners_are_not_rejudged(#[case] owner: Pairs) {
+    let request = Request::update(CRD, "", owner, owner);
+    Allowed.check(&evaluate(&request.json(), &app_id_shape()));
+}
+
+/// Each owner label entry is guarded on its own, and every violation is reported, one a line.
 #[test]
-fn unchanged_owners_are_not_rejudged() {
-    let legacy = [("appID", "legacy-installer")];
-    let out_of_scope = [("appID", "Extension.team-a.argocd")];
-    for owner in [&legacy, &out_of_scope] {
-        let request = request(
-            "apiextensions.k8s.io/CustomResourceDefinition",
-            "",
-            Some(owner),
-            owner,
-        );
-        assert_verdict(&request, &settings(APP_ID), Allowed, &format!("{owner:?}"));
+fn every_entry_is_guarded_and_reported() {
+    let both = json!({"ownerLabels": [
+        {"key": APP_ID_KEY, "clusterKinds": ["ClusterExtension"]},
+        {"key": CAMEL}]});
+    let old = [(APP_ID_KEY, "ClusterExtension.a"), (CAMEL, "operator-1")];
+    let new = [(APP_ID_KEY, "ClusterExtension.b"), (CAMEL, "operator-2")];
+    let response = evaluate(
+        &Request::update(INTEGRATION, "camel", &old, &new).json(),
+        &both,
+    );
+    Denied(&[
+        r#"appID: owner change from "ClusterExtension.a" to "ClusterExtension.b""#,
+        r#"camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#,
+    ])
+    .check(&response);
+    let message = response["message"].as_str().unwrap();
+    for line in message.lines() {
+        assert!(line.contains("; to hand it over"), "{line}");
     }
 }
 
-/// Each owner label entry is guarded on its own, and every violation is reported.
-#[test]
-fn every_entry_is_guarded_and_reported() {
-    let both = r#"{"ownerLabels": [
-        {"key": "appID", "clusterKinds": ["ClusterExtension"]},
-        {"key": "camel.apache.org/operator.id"}]}"#;
-    let old = [("appID", "ClusterExtension.a"), (CAMEL, "operator-1")];
-    let new = [("appID", "ClusterExtension.b"), (CAMEL, "operator-2")];
-    let request = request("camel.apache.org/Integration", "camel", Some(&old), &new);
-    let (allowed, message, _) = evaluate(&request, &settings(both));
-    assert!(!allowed);
-    let message = message.unwrap();
-    let parts: Vec<&str> = message.split("; to hand it over").collect();
-    assert_eq!(parts.len(), 3, "{message}");
-    assert!(message.starts_with(r#"appID: owner change denied for Integration camel/x from "ClusterExtension.a" to "ClusterExtension.b""#));
-    assert!(message.contains(r#"; camel.apache.org/operator.id: owner change denied for Integration camel/x from "operator-1" to "operator-2""#));
+fn writers() -> Value {
+    json!({"identities": [{"owners": ["ClusterExtension.a"], "users": ["installer-a"]}],
+        "writes": "Owner"})
 }
+
+const A: Pairs = &[(APP_ID_KEY, "ClusterExtension.a")];
+const B: Pairs = &[(APP_ID_KEY, "ClusterExtension.b")];
+const TEAM_A_X: Pairs = &[(APP_ID_KEY, "Extension.team-a.x")];
 
 /// A subresource UPDATE that changes owner labels is judged as an update of the object itself,
 /// naming the subresource; one that keeps them, or whose body is a `Scale`, is accepted.
-#[test]
-fn subresource_updates_are_judged_on_what_they_change() {
-    let identities = r#"{"identities": [{"owners": ["ClusterExtension.a"], "users": ["installer-a"]}],
-        "writes": "Owner"}"#;
-    let deny_both = r#"{"adoption": "Deny", "orphaning": "Deny"}"#;
-    let a = [("appID", "ClusterExtension.a")];
-    let b = [("appID", "ClusterExtension.b")];
-    let team_a = [("appID", "Extension.team-a.x")];
-    let none: [(&str, &str); 0] = [];
-    #[rustfmt::skip]
-    let rows: &[(&str, &str, &str, Pairs, Pairs, &str, Expect)] = &[
-        // subresource, kind, namespace, old labels, new labels, settings, verdict
-        ("status", "/Pod", "team-b", &a, &a, identities, Allowed),
-        ("status", "/Pod", "team-b", &a, &[("appID", "ClusterExtension.a"), ("app", "web")], deny_both, Allowed),
-        ("status", "/Pod", "team-b", &a, &b, APP_ID, Denied(r#"appID: owner change denied for Pod team-b/x (subresource status) from "ClusterExtension.a" to "ClusterExtension.b": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.b, then the new owner changes the owner label and removes the annotation"#)),
-        ("status", "/Pod", "team-b", &a, &none, deny_both, Denied(r#"appID: orphaning denied for Pod team-b/x (subresource status) from "ClusterExtension.a" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        ("status", "/Pod", "team-b", &a, &none, identities, Denied(r#"appID: identity denied for Pod team-b/x (subresource status) from "ClusterExtension.a" to none: user kubernetes-admin acts for none, not for "ClusterExtension.a"; only a requester acting for an owner may remove it"#)),
-        ("status", "/Pod", "team-b", &none, &team_a, APP_ID, Denied(r#"appID: namespace scope denied for Pod team-b/x (subresource status) from none to "Extension.team-a.x": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#)),
-        ("status", "/Namespace", "", &none, &team_a, APP_ID, Denied(r#"appID: cluster scope denied for Namespace x (subresource status) from none to "Extension.team-a.x": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
-        ("finalize", "/Namespace", "", &a, &b, APP_ID, Denied(r#"appID: owner change denied for Namespace x (subresource finalize) from "ClusterExtension.a" to "ClusterExtension.b": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.b, then the new owner changes the owner label and removes the annotation"#)),
-        ("scale", "autoscaling/Scale", "team-b", &none, &b, identities, Allowed),
-    ];
-    for &(subresource, kind, namespace, old, new, shape, expected) in rows {
-        let mut request = request(kind, namespace, Some(old), new);
-        request["subResource"] = json!(subresource);
-        assert_verdict(
-            &request,
-            &settings(shape),
-            expected,
-            &format!("{subresource} of {kind}: {old:?} -> {new:?} under {shape}"),
-        );
+#[rstest]
+#[case::status_keeping_the_owner(writers(), "status", POD, "team-b", A, A, Allowed)]
+#[case::status_changing_other_labels(deny_both(app_id_shape()), "status", POD, "team-b", A,
+    &[(APP_ID_KEY, "ClusterExtension.a"), ("app", "web")], Allowed)]
+#[case::status_changing_the_owner(app_id_shape(), "status", POD, "team-b", A, B,
+    DeniedSaying(&[r#"appID: owner change from "ClusterExtension.a" to "ClusterExtension.b""#],
+        "Pod team-b/x (subresource status)"))]
+#[case::status_orphaning(deny_both(app_id_shape()), "status", POD, "team-b", A, NONE,
+    DeniedSaying(&[r#"appID: orphaning from "ClusterExtension.a" to none"#],
+        "Pod team-b/x (subresource status)"))]
+#[case::status_removing_an_owner_not_acted_for(writers(), "status", POD, "team-b", A, NONE,
+    DeniedSaying(&[r#"appID: identity from "ClusterExtension.a" to none"#],
+        "Pod team-b/x (subresource status)"))]
+#[case::status_adopting_out_of_namespace(app_id_shape(), "status", POD, "team-b", NONE, TEAM_A_X,
+    DeniedSaying(&[r#"appID: namespace scope from none to "Extension.team-a.x""#],
+        "Pod team-b/x (subresource status)"))]
+#[case::status_of_a_namespace_adopting_a_namespaced_owner(app_id_shape(), "status", NAMESPACE, "", NONE, TEAM_A_X,
+    DeniedSaying(&[r#"appID: cluster scope from none to "Extension.team-a.x""#],
+        "Namespace x (subresource status)"))]
+#[case::finalize_changing_the_owner(app_id_shape(), "finalize", NAMESPACE, "", A, B,
+    DeniedSaying(&[r#"appID: owner change from "ClusterExtension.a" to "ClusterExtension.b""#],
+        "Namespace x (subresource finalize)"))]
+#[case::scale(writers(), "scale", SCALE, "team-b", NONE, B, Allowed)]
+fn subresource_updates_are_judged_on_what_they_change(
+    #[case] settings: Value,
+    #[case] subresource: &str,
+    #[case] kind: &str,
+    #[case] namespace: &str,
+    #[case] old: Pairs,
+    #[case] new: Pairs,
+    #[case] expected: Expect,
+) {
+    let mut request = Request::update(kind, namespace, old, new).subresource(subresource);
+    if kind == SCALE {
+        request = request.resource("apps", "deployments");
     }
+    expected.check(&evaluate(&request.json(), &settings));
+}
+
+fn olm_cluster_only() -> Value {
+    json!({"ownerLabels": [{"key": OLM_NAME, "kindKey": OLM_KIND,
+        "clusterKinds": ["ClusterExtension"]}]})
 }
 
 /// Whole AdmissionRequests of real kinds, under the settings of each setup.
-#[test]
-fn sample_requests() {
-    let olm_cluster_only = r#"{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
-        "kindKey": "olm.operatorframework.io/owner-kind", "clusterKinds": ["ClusterExtension"]}]}"#;
-    let deny_both = r#"{"adoption": "Deny", "orphaning": "Deny"}"#;
-    #[rustfmt::skip]
-    let rows: &[(&str, &str, Expect)] = &[
-        ("crd-create-cluster-owner", APP_ID, Allowed),
-        ("crd-create-namespaced-owner", APP_ID, Denied(r#"appID: cluster scope denied for CustomResourceDefinition applications.argoproj.io from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
-        ("crd-create-unknown-kind", APP_ID, Denied(r#"appID: owner value denied for CustomResourceDefinition applications.argoproj.io from none to "Operator.argocd": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
-        ("crd-update-owner-change", APP_ID, Denied(r#"appID: owner change denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#)),
-        ("crd-update-adoption", APP_ID, Allowed),
-        ("crd-update-adoption", deny_both, Denied(r#"appID: adoption denied for CustomResourceDefinition foos.example.com from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones"#)),
-        ("crd-update-orphaning", APP_ID, Allowed),
-        ("crd-update-orphaning", deny_both, Denied(r#"appID: orphaning denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to none: orphaning is set to Deny; the owner label stays until the object is deleted"#)),
-        // a status write that keeps the owner labels, and DELETE without `writes: Owner`, are
-        // not judged
-        ("crd-update-status", deny_both, Allowed),
-        ("pod-status-update-by-kubelet", deny_both, Allowed),
-        ("namespace-status-update", deny_both, Allowed),
-        ("deployment-scale-update", deny_both, Allowed),
-        ("crd-delete", deny_both, Allowed),
-        ("job-update-legacy-owner", APP_ID, Allowed),
-        ("configmap-create-own-namespace", APP_ID, Allowed),
-        ("configmap-create-other-namespace", APP_ID, Denied(r#"appID: namespace scope denied for ConfigMap team-b/argocd-cm from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#)),
-        ("namespace-create-cluster-owner", APP_ID, Allowed),
-        ("namespace-create-namespaced-owner", APP_ID, Denied(r#"appID: cluster scope denied for Namespace team-a from none to "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#)),
-        ("deployment-create-olm-owner", olm_cluster_only, Allowed),
-        ("deployment-update-olm-owner-change", olm_cluster_only, Denied(r#"olm.operatorframework.io/owner-name: owner change denied for Deployment argocd/argocd-operator from "ClusterExtension.argocd" to "ClusterExtension.argocd-v2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.argocd-v2, then the new owner changes the owner label and removes the annotation"#)),
-        ("deployment-update-olm-half-pair", olm_cluster_only, Denied(r#"olm.operatorframework.io/owner-name: owner value denied for Deployment argocd/argocd-operator from "ClusterExtension.argocd" to name "argocd" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#)),
-        ("integration-update-operator-change", CAMEL_K, Denied(r#"camel.apache.org/operator.id: owner change denied for Integration camel-apps/hello from "operator-1" to "operator-2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation"#)),
-        ("integration-update-orphaning", CAMEL_K, Allowed),
-        // labels the settings do not name change nothing
-        ("integration-update-operator-change", APP_ID, Allowed),
-    ];
-    for &(fixture, shape, expected) in rows {
-        let path = format!("{}/test_data/{fixture}.json", env!("CARGO_MANIFEST_DIR"));
-        let request: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_verdict(
-            &request,
-            &settings(shape),
-            expected,
-            &format!("{fixture} under {shape}"),
-        );
-    }
+#[rstest]
+#[case::crd_create_cluster_owner("crd-create-cluster-owner", app_id_shape(), Allowed)]
+#[case::crd_create_namespaced_owner("crd-create-namespaced-owner", app_id_shape(),
+    Denied(&[r#"appID: cluster scope from none to "Extension.team-a.argocd""#]))]
+#[case::crd_create_unknown_kind("crd-create-unknown-kind", app_id_shape(),
+    Denied(&[r#"appID: owner value from none to "Operator.argocd""#]))]
+#[case::crd_update_owner_change("crd-update-owner-change", app_id_shape(),
+    Denied(&[r#"appID: owner change from "ClusterExtension.first" to "ClusterExtension.second""#]))]
+#[case::crd_update_adoption("crd-update-adoption", app_id_shape(), Allowed)]
+#[case::crd_update_adoption_denied("crd-update-adoption", deny_both(app_id_shape()),
+    Denied(&[r#"appID: adoption from none to "ClusterExtension.first""#]))]
+#[case::crd_update_orphaning("crd-update-orphaning", app_id_shape(), Allowed)]
+#[case::crd_update_orphaning_denied("crd-update-orphaning", deny_both(app_id_shape()),
+    Denied(&[r#"appID: orphaning from "ClusterExtension.first" to none"#]))]
+// a status write that keeps the owner labels, and DELETE without `writes: Owner`, are not judged
+#[case::crd_update_status("crd-update-status", deny_both(app_id_shape()), Allowed)]
+#[case::pod_status_update_by_kubelet(
+    "pod-status-update-by-kubelet",
+    deny_both(app_id_shape()),
+    Allowed
+)]
+#[case::namespace_status_update("namespace-status-update", deny_both(app_id_shape()), Allowed)]
+#[case::deployment_scale_update("deployment-scale-update", deny_both(app_id_shape()), Allowed)]
+#[case::crd_delete("crd-delete", deny_both(app_id_shape()), Allowed)]
+#[case::job_update_legacy_owner("job-update-legacy-owner", app_id_shape(), Allowed)]
+#[case::configmap_create_own_namespace("configmap-create-own-namespace", app_id_shape(), Allowed)]
+#[case::configmap_create_other_namespace("configmap-create-other-namespace", app_id_shape(),
+    Denied(&[r#"appID: namespace scope from none to "Extension.team-a.argocd""#]))]
+#[case::namespace_create_cluster_owner("namespace-create-cluster-owner", app_id_shape(), Allowed)]
+#[case::namespace_create_namespaced_owner("namespace-create-namespaced-owner", app_id_shape(),
+    Denied(&[r#"appID: cluster scope from none to "Extension.team-a.argocd""#]))]
+#[case::deployment_create_olm_owner("deployment-create-olm-owner", olm_cluster_only(), Allowed)]
+#[case::deployment_update_olm_owner_change("deployment-update-olm-owner-change", olm_cluster_only(),
+    Denied(&[r#"olm.operatorframework.io/owner-name: owner change from "ClusterExtension.argocd" to "ClusterExtension.argocd-v2""#]))]
+#[case::deployment_update_olm_half_pair("deployment-update-olm-half-pair", olm_cluster_only(),
+    Denied(&[r#"olm.operatorframework.io/owner-name: owner value from "ClusterExtension.argocd" to name "argocd" without a kind"#]))]
+#[case::integration_update_operator_change("integration-update-operator-change", camel_k_shape(),
+    Denied(&[r#"camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#]))]
+#[case::integration_update_orphaning("integration-update-orphaning", camel_k_shape(), Allowed)]
+// labels the settings do not name change nothing
+#[case::integration_update_operator_change_under_app_id(
+    "integration-update-operator-change",
+    app_id_shape(),
+    Allowed
+)]
+fn sample_requests(#[case] name: &str, #[case] settings: Value, #[case] expected: Expect) {
+    expected.check(&evaluate(&fixture(name), &settings));
 }
 
 /// Exempt users and groups are let through, with a warning and an audit annotation.
-#[test]
-fn exemptions_bypass_with_warning_and_audit_annotation() {
-    let path = format!(
-        "{}/test_data/crd-update-owner-change.json",
-        env!("CARGO_MANIFEST_DIR")
+#[rstest]
+#[case::exempt_user(json!({"users": ["system:serviceaccount:kube-system:helm-hooks"]}),
+    Some("exempt user system:serviceaccount:kube-system:helm-hooks"))]
+#[case::exempt_group(json!({"groups": ["cluster-admins", "system:serviceaccounts"]}),
+    Some("user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts"))]
+#[case::not_exempt(json!({"users": ["alice"], "groups": ["cluster-admins"]}), None)]
+fn exemptions_bypass_with_warning_and_audit_annotation(
+    #[case] exemptions: Value,
+    #[case] exempt: Option<&str>,
+) {
+    const DENIAL: &[&str] =
+        &[r#"appID: owner change from "ClusterExtension.first" to "ClusterExtension.second""#];
+    let response = evaluate(
+        &fixture("crd-update-owner-change"),
+        &json!({"exemptions": exemptions}),
     );
-    let request: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let denial = r#"appID: owner change denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to "ClusterExtension.second": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=ClusterExtension.second, then the new owner changes the owner label and removes the annotation"#;
-    #[rustfmt::skip]
-    let rows = [
-        (json!({"users": ["system:serviceaccount:kube-system:helm-hooks"]}), Some("exempt user system:serviceaccount:kube-system:helm-hooks")),
-        (json!({"groups": ["cluster-admins", "system:serviceaccounts"]}), Some("user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts")),
-        (json!({"users": ["alice"], "groups": ["cluster-admins"]}), None),
-    ];
-    for (exemptions, exempt) in rows {
-        let (allowed, message, response) = evaluate(&request, &json!({"exemptions": exemptions}));
-        match exempt {
-            Some(who) => {
-                let bypassed = format!("{who} bypassed: {denial}");
-                assert!(allowed, "{exemptions}");
-                assert_eq!(message, None);
-                assert_eq!(response["warnings"], json!([bypassed]));
-                assert_eq!(
-                    response["audit_annotations"],
-                    json!({EXEMPTION_ANNOTATION: bypassed})
-                );
-            }
-            None => {
-                assert!(!allowed, "{exemptions}");
-                assert_eq!(message.as_deref(), Some(denial));
-                assert_eq!(response["warnings"], Value::Null);
-            }
-        }
-    }
+    let Some(who) = exempt else {
+        Denied(DENIAL).check(&response);
+        assert_eq!(response["warnings"], Value::Null);
+        return;
+    };
+    Allowed.check(&response);
+    let warnings = response["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{response}");
+    let warning = warnings[0].as_str().unwrap();
+    let bypassed = warning
+        .strip_prefix(&format!("{who} bypassed: "))
+        .unwrap_or_else(|| panic!("{warning}"));
+    assert_eq!(summary(bypassed), DENIAL);
+    assert_eq!(
+        response["audit_annotations"],
+        json!({EXEMPTION_ANNOTATION: warning})
+    );
 }
 
 /// A request the policy cannot read is rejected with code 400 and says what is wrong.
-#[test]
-fn malformed_requests_are_rejected_with_a_reason() {
-    #[rustfmt::skip]
-    let rows: &[(&[u8], &str)] = &[
-        (b"", "cannot read the admission request: EOF while parsing a value at line 1 column 0"),
-        (b"{\"request\": 1}", "cannot read the admission request: request: invalid type: integer `1`, expected struct AdmissionRequest at line 1 column 13"),
-        (br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "UPDATE", "object": {}}}"#,
-            "cannot read the admission request: an UPDATE request needs `object` and `oldObject`"),
-        (br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "CREATE"}}"#,
-            "cannot read the admission request: a CREATE request needs `object`"),
-        (br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "CREATE",
+#[rstest]
+#[case::empty(
+    b"",
+    "cannot read the admission request: EOF while parsing a value at line 1 column 0"
+)]
+#[case::request_not_an_object(
+    b"{\"request\": 1}",
+    "cannot read the admission request: request: invalid type: integer `1`, expected struct AdmissionRequest at line 1 column 13"
+)]
+#[case::update_without_old_object(
+    br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "UPDATE", "object": {}}}"#,
+    "cannot read the admission request: an UPDATE request needs `object` and `oldObject`"
+)]
+#[case::create_without_object(
+    br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "CREATE"}}"#,
+    "cannot read the admission request: a CREATE request needs `object`"
+)]
+#[case::null_label(
+    br#"{"request": {"kind": {"kind": "ConfigMap"}, "operation": "CREATE",
               "object": {"metadata": {"labels": {"appID": null}}}}}"#,
-            "cannot read the admission request: request.object.metadata.labels.appID: invalid type: null, expected a string at line 2 column 62"),
-    ];
-    for (payload, expected) in rows {
-        let response = policy::validate(payload);
-        assert!(!response.accepted);
-        assert_eq!(response.code, Some(400));
-        assert_eq!(
-            response.message.as_deref(),
-            Some(*expected),
-            "{}",
-            String::from_utf8_lossy(payload)
-        );
+    "cannot read the admission request: request.object.metadata.labels.appID: invalid type: null, expected a string at line 2 column 62"
+)]
+fn malformed_requests_are_rejected_with_a_reason(#[case] payload: &[u8], #[case] expected: &str) {
+    let response = policy::validate(payload);
+    assert!(!response.accepted);
+    assert_eq!(response.code, Some(400));
+    assert_eq!(response.message.as_deref(), Some(expected));
+}
+
+/// The summary the tests compare denials by: key, rule and owners of each line, whichever form
+/// the line has and however the owners are written.
+#[test]
+fn a_denial_is_summarised_line_by_line() {
+    let message = "appID: owner change denied for Pod team-a/x (subresource status) from \
+        \"a\" to none: why: because\n\
+        k: owner writes denied for DELETE of Job x, owned by \"say \\\"hi\\\", owned by b\": why\n\
+        k: owner value denied for Deployment d/x from kind \"K\" without a name to name \"n\" \
+        without a kind: why";
+    assert_eq!(
+        summary(message),
+        [
+            r#"appID: owner change from "a" to none"#,
+            r#"k: owner writes owned by "say \"hi\", owned by b""#,
+            r#"k: owner value from kind "K" without a name to name "n" without a kind"#,
+        ]
+    );
+    for line in [
+        "cannot read the admission request: EOF",
+        "k: offer denied for UPDATE of Job x, owned by none",
+        "k: offer denied for Job x from \"a\" to \"b\" why",
+    ] {
+        let outcome = std::panic::catch_unwind(|| summary(line));
+        assert!(outcome.is_err(), "{line} summarised as {outcome:?}");
     }
 }

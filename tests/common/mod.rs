@@ -1,7 +1,256 @@
-//! Helpers the integration tests share.
+//! What the integration tests share: the owner label keys, kinds and settings of each owner
+//! shape, one builder of AdmissionRequests, evaluation, and the summary of a denial.
+//!
+//! Each test file uses a part of it.
+#![allow(dead_code)]
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use single_owner_policy::policy;
+
+/// The label of the default appID shape: `ClusterExtension.<name>` or
+/// `Extension.<namespace>.<name>`.
+pub const APP_ID_KEY: &str = "appID";
+/// The name label of OLM v1's kind/name pair.
+pub const OLM_NAME: &str = "olm.operatorframework.io/owner-name";
+/// The kind label of OLM v1's kind/name pair.
+pub const OLM_KIND: &str = "olm.operatorframework.io/owner-kind";
+/// Camel K's operator id, an opaque owner.
+pub const CAMEL: &str = "camel.apache.org/operator.id";
+/// The offer annotation (the default `transferAnnotation`).
+pub const OFFER: &str = "single-owner-policy.io/offer";
+/// The annotation `kubectl apply` leaves on what it applies.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Kinds, as `group/Kind` (the core group is empty).
+pub const CRD: &str = "apiextensions.k8s.io/CustomResourceDefinition";
+pub const CONFIG_MAP: &str = "/ConfigMap";
+pub const NAMESPACE: &str = "/Namespace";
+pub const POD: &str = "/Pod";
+pub const JOB: &str = "batch/Job";
+pub const DEPLOYMENT: &str = "apps/Deployment";
+pub const INTEGRATION: &str = "camel.apache.org/Integration";
+/// The body of every `scale` subresource.
+pub const SCALE: &str = "autoscaling/Scale";
+
+/// The name of every object a [`Request`] is about.
+pub const NAME: &str = "x";
+
+/// The requester of a request built without [`Request::by`].
+pub const ADMIN: &str = "kubernetes-admin";
+
+/// Settings of the default appID shape: the defaults.
+pub fn app_id_shape() -> Value {
+    json!({})
+}
+
+/// Settings of OLM v1's kind/name pair, with cluster and namespaced kinds.
+pub fn olm_shape() -> Value {
+    json!({"ownerLabels": [{"key": OLM_NAME, "kindKey": OLM_KIND,
+        "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}]})
+}
+
+/// Settings of Camel K's opaque operator id.
+pub fn camel_k_shape() -> Value {
+    json!({"ownerLabels": [{"key": CAMEL}]})
+}
+
+/// Labels or annotations, as `(key, value)` pairs.
+pub type Pairs<'a> = &'a [(&'a str, &'a str)];
+
+/// One side of a request: the labels and annotations of the object before or after it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Side<'a> {
+    /// The object's labels.
+    pub labels: Pairs<'a>,
+    /// The offer annotation, if any.
+    pub offer: Option<&'a str>,
+    /// Other annotations.
+    pub annotations: Pairs<'a>,
+}
+
+impl<'a> Side<'a> {
+    /// An object with `labels` and no annotations.
+    pub const fn labelled(labels: Pairs<'a>) -> Side<'a> {
+        Side {
+            labels,
+            offer: None,
+            annotations: &[],
+        }
+    }
+}
+
+impl<'a> From<Pairs<'a>> for Side<'a> {
+    fn from(labels: Pairs<'a>) -> Side<'a> {
+        Side::labelled(labels)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [(&'a str, &'a str); N]> for Side<'a> {
+    fn from(labels: &'a [(&'a str, &'a str); N]) -> Side<'a> {
+        Side::labelled(labels)
+    }
+}
+
+/// An AdmissionRequest, shaped as the API server sends it, for an object `x` of a `group/Kind`
+/// in a namespace ("" when cluster-scoped), by [`ADMIN`] unless [`Request::by`] says otherwise.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    operation: &'a str,
+    kind: &'a str,
+    namespace: &'a str,
+    old: Option<Side<'a>>,
+    new: Option<Side<'a>>,
+    user: &'a str,
+    groups: Option<&'a [&'a str]>,
+    subresource: &'a str,
+    resource: Option<(&'a str, &'a str)>,
+}
+
+impl<'a> Request<'a> {
+    fn new(operation: &'a str, kind: &'a str, namespace: &'a str) -> Request<'a> {
+        Request {
+            operation,
+            kind,
+            namespace,
+            old: None,
+            new: None,
+            user: ADMIN,
+            groups: None,
+            subresource: "",
+            resource: None,
+        }
+    }
+
+    /// A CREATE of an object with `new`'s labels and annotations.
+    pub fn create(kind: &'a str, namespace: &'a str, new: impl Into<Side<'a>>) -> Request<'a> {
+        Request {
+            new: Some(new.into()),
+            ..Request::new("CREATE", kind, namespace)
+        }
+    }
+
+    /// An UPDATE from `old` to `new`.
+    pub fn update(
+        kind: &'a str,
+        namespace: &'a str,
+        old: impl Into<Side<'a>>,
+        new: impl Into<Side<'a>>,
+    ) -> Request<'a> {
+        Request {
+            old: Some(old.into()),
+            new: Some(new.into()),
+            ..Request::new("UPDATE", kind, namespace)
+        }
+    }
+
+    /// A DELETE of the stored object `old`.
+    pub fn delete(kind: &'a str, namespace: &'a str, old: impl Into<Side<'a>>) -> Request<'a> {
+        Request {
+            old: Some(old.into()),
+            ..Request::new("DELETE", kind, namespace)
+        }
+    }
+
+    /// Sent by `user`, in the groups the API server gives it: `system:authenticated`, and for a
+    /// service account `system:serviceaccounts` and `system:serviceaccounts:<namespace>`.
+    pub fn by(self, user: &'a str) -> Request<'a> {
+        Request { user, ..self }
+    }
+
+    /// Sent in exactly these `groups`.
+    pub fn in_groups(self, groups: &'a [&'a str]) -> Request<'a> {
+        Request {
+            groups: Some(groups),
+            ..self
+        }
+    }
+
+    /// Writing `subresource` of the object.
+    pub fn subresource(self, subresource: &'a str) -> Request<'a> {
+        Request {
+            subresource,
+            ..self
+        }
+    }
+
+    /// Of the resource `group`/`plural`, where it is not the kind's own (a `Scale` is the body
+    /// of `deployments/scale`).
+    pub fn resource(self, group: &'a str, plural: &'a str) -> Request<'a> {
+        Request {
+            resource: Some((group, plural)),
+            ..self
+        }
+    }
+
+    /// The request as JSON.
+    pub fn json(&self) -> Value {
+        let (group, kind) = self.kind.split_once('/').expect("a kind is group/Kind");
+        let api_version = match group {
+            "" => "v1".to_owned(),
+            group => format!("{group}/v1"),
+        };
+        let (resource_group, plural) = self.resource.unwrap_or((group, ""));
+        let plural = match plural {
+            "" => format!("{}s", kind.to_lowercase()),
+            plural => plural.to_owned(),
+        };
+        let object = |side: Side| {
+            let mut metadata = json!({"name": NAME});
+            if !self.namespace.is_empty() && kind != "Namespace" {
+                metadata["namespace"] = json!(self.namespace);
+            }
+            metadata["labels"] = pairs(side.labels);
+            let mut annotations = pairs(side.annotations);
+            if let Some(offer) = side.offer {
+                annotations[OFFER] = json!(offer);
+            }
+            if !annotations.as_object().unwrap().is_empty() {
+                metadata["annotations"] = annotations;
+            }
+            json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": {}})
+        };
+        let groups = match self.groups {
+            Some(groups) => json!(groups),
+            None => json!(groups_of(self.user)),
+        };
+        let mut request = json!({
+            "uid": "0d6d3a8e-5f0c-4c44-9d36-6f2a2c8c1a11",
+            "kind": {"group": group, "version": "v1", "kind": kind},
+            "resource": {"group": resource_group, "version": "v1", "resource": plural},
+            "name": NAME,
+            "namespace": self.namespace,
+            "operation": self.operation,
+            "userInfo": {"username": self.user, "groups": groups},
+            "object": self.new.map_or(Value::Null, object),
+            "oldObject": self.old.map_or(Value::Null, object),
+        });
+        if !self.subresource.is_empty() {
+            request["subResource"] = json!(self.subresource);
+        }
+        request
+    }
+}
+
+/// Labels or annotations as a JSON object.
+fn pairs(pairs: Pairs) -> Value {
+    let map: Map<String, Value> = pairs
+        .iter()
+        .map(|&(key, value)| (key.to_owned(), json!(value)))
+        .collect();
+    Value::Object(map)
+}
+
+/// The groups the API server puts `user` in.
+fn groups_of(user: &str) -> Vec<String> {
+    let mut groups = Vec::new();
+    if let Some(account) = user.strip_prefix("system:serviceaccount:") {
+        let namespace = account.split(':').next().unwrap();
+        groups.push("system:serviceaccounts".to_owned());
+        groups.push(format!("system:serviceaccounts:{namespace}"));
+    }
+    groups.push("system:authenticated".to_owned());
+    groups
+}
 
 /// Checks `settings` as policy-server does when it loads the policy, then evaluates `request`;
 /// the response as JSON.
@@ -27,4 +276,94 @@ pub fn merged(mut base: Value, extra: &Value) -> Value {
         base[key] = value.clone();
     }
     base
+}
+
+/// Each line of a denial message as `{key}: {rule} {owners}`: `{key}: {rule} from {old} to
+/// {new}` for a line `{key}: {rule} denied for {object} from {old} to {new}: {reason}`, and
+/// `{key}: {rule} owned by {owner}` for a line `{key}: {rule} denied for {operation} of
+/// {object}, owned by {owner}: {reason}`.
+pub fn summary(message: &str) -> Vec<String> {
+    message.lines().map(summary_of_line).collect()
+}
+
+fn summary_of_line(line: &str) -> String {
+    parse_line(line).unwrap_or_else(|| panic!("not a violation: {line:?}"))
+}
+
+fn parse_line(line: &str) -> Option<String> {
+    let (key, rest) = line.split_once(": ")?;
+    let (rule, rest) = rest.split_once(" denied for ")?;
+    let kept = ["CREATE", "UPDATE", "DELETE", "CONNECT"]
+        .iter()
+        .any(|operation| rest.starts_with(&format!("{operation} of ")));
+    let (owners, rest) = if kept {
+        let (_, rest) = rest.split_once(", owned by ")?;
+        let (owner, rest) = owner(rest)?;
+        (format!("owned by {owner}"), rest)
+    } else {
+        let (_, rest) = rest.split_once(" from ")?;
+        let (old, rest) = owner(rest)?;
+        let (new, rest) = owner(rest.strip_prefix(" to ")?)?;
+        (format!("from {old} to {new}"), rest)
+    };
+    rest.starts_with(": ")
+        .then(|| format!("{key}: {rule} {owners}"))
+}
+
+/// The owner `text` starts with, as messages write one — `none`, `"id"`, `name "n" without a
+/// kind` or `kind "k" without a name` — and what follows it.
+fn owner(text: &str) -> Option<(&str, &str)> {
+    if text.starts_with("none") {
+        return Some(text.split_at(4));
+    }
+    let (prefix, suffix) = if text.starts_with("name \"") {
+        ("name ", " without a kind")
+    } else if text.starts_with("kind \"") {
+        ("kind ", " without a name")
+    } else {
+        ("", "")
+    };
+    let quoted = text[prefix.len()..].strip_prefix('"')?;
+    let mut escaped = false;
+    let close = quoted.char_indices().find_map(|(at, c)| {
+        let end = c == '"' && !escaped;
+        escaped = c == '\\' && !escaped;
+        end.then_some(at)
+    })?;
+    let end = prefix.len() + 1 + close + 1;
+    text[end..].strip_prefix(suffix)?;
+    Some(text.split_at(end + suffix.len()))
+}
+
+/// What a request is expected to get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Accepted, with no message.
+    Allowed,
+    /// Denied with code 403, one violation a line, each as [`summary`] gives it.
+    Denied(&'static [&'static str]),
+    /// Denied as `Denied` says, the message containing a clause this test is about.
+    DeniedSaying(&'static [&'static str], &'static str),
+}
+
+impl Expect {
+    /// Asserts that `response` is what is expected.
+    pub fn check(self, response: &Value) {
+        let (violations, clause) = match self {
+            Expect::Allowed => {
+                assert_eq!(verdict(response), "allowed", "{response}");
+                assert_eq!(response["code"], Value::Null, "{response}");
+                return;
+            }
+            Expect::Denied(violations) => (violations, None),
+            Expect::DeniedSaying(violations, clause) => (violations, Some(clause)),
+        };
+        assert_eq!(response["accepted"], false, "{response}");
+        assert_eq!(response["code"], 403, "{response}");
+        let message = verdict(response);
+        assert_eq!(summary(&message), violations, "{message}");
+        if let Some(clause) = clause {
+            assert!(message.contains(clause), "{message}\n  lacks: {clause}");
+        }
+    }
 }

@@ -1,0 +1,699 @@
+//! The decision: what the rules say about one request — allow, mutate, deny with every
+//! violation, or unreadable.
+//!
+//! [`evaluate`] is a pipeline of three steps:
+//! 1. **read**: the objects the operation compares ([`Sides`]), the claim of each owner label
+//!    entry on each side, the offer on each side, and the owners the requester acts for — each
+//!    read once, for every rule;
+//! 2. **judge**: each entry by the transition table ([`transition`]), then the owner's validity
+//!    and scope ([`scope`]), the identity rules and `writes: Owner`; then the offer by the
+//!    handoff table ([`handoff`]);
+//! 3. **decide**: deny with every violation; otherwise stamp the owner label or remove a consumed
+//!    offer where the settings ask for it; otherwise allow.
+//!
+//! Exemptions and the Kubewarden response are applied at the edge, in [`crate::policy`].
+
+use crate::handoff::{self, OfferRule};
+use crate::identity::Acting;
+use crate::mutation::Mutation;
+use crate::owner::{Claim, OwnerLabel};
+use crate::request::{AdmissionRequest, Object, ObjectScope, Operation, Text};
+use crate::scope;
+use crate::settings::{Settings, Writes};
+use crate::transition::{self, Denial, Judgement, Permissions};
+use crate::violation::{Change, Rule, Subject, Violation};
+
+/// What the rules decide about a request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision<'a> {
+    /// Admit the request as it is.
+    Allow,
+    /// Admit the object, changed so.
+    Mutate(Mutation),
+    /// Deny the request: every rule that failed.
+    Deny(Vec<Violation<'a>>),
+    /// The request lacks what the rules read; why.
+    Unreadable(String),
+}
+
+/// Applies every rule to a request: read, judge, decide.
+pub fn evaluate<'a>(request: &'a AdmissionRequest<'a>, settings: &'a Settings) -> Decision<'a> {
+    let sides = match Sides::of(request, settings) {
+        Ok(Some(sides)) => sides,
+        Ok(None) => return Decision::Allow,
+        Err(why) => return Decision::Unreadable(why),
+    };
+    match Reading::of(request, settings, sides) {
+        Ok(reading) => reading.decide(reading.judge()),
+        Err(why) => Decision::Unreadable(why),
+    }
+}
+
+/// The objects the rules compare: `old` is `None` on CREATE, `new` on DELETE.
+#[derive(Debug, Clone, Copy)]
+struct Sides<'a> {
+    old: Option<&'a Object<'a>>,
+    new: Option<&'a Object<'a>>,
+}
+
+impl<'a> Sides<'a> {
+    /// The sides of a request the rules judge; `None` for a request they do not judge: a
+    /// subresource write that changes nothing they guard, CONNECT, and DELETE unless
+    /// `writes: Owner`.
+    fn of(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Result<Option<Self>, String> {
+        let guards_deletes = !settings.identities.is_empty() && settings.writes == Writes::Owner;
+        let sides = |old, new| Ok(Some(Sides { old, new }));
+        match (request.operation, &request.old_object, &request.object) {
+            _ if request.is_subresource() && !subresource_changes_ownership(request, settings) => {
+                Ok(None)
+            }
+            (Operation::Create, _, Some(new)) => sides(None, Some(new)),
+            (Operation::Update, Some(old), Some(new)) => sides(Some(old), Some(new)),
+            (Operation::Delete, Some(old), _) if guards_deletes => sides(Some(old), None),
+            (Operation::Delete, _, _) if guards_deletes => {
+                Err("a DELETE request needs `oldObject`".to_owned())
+            }
+            (Operation::Delete | Operation::Connect, _, _) => Ok(None),
+            (Operation::Create, _, None) => Err("a CREATE request needs `object`".to_owned()),
+            (Operation::Update, _, _) => {
+                Err("an UPDATE request needs `object` and `oldObject`".to_owned())
+            }
+        }
+    }
+}
+
+/// Whether a subresource request may change what the rules guard, and so is judged like a
+/// request on the object itself: an UPDATE whose body is the object (a `Pod` on `pods/status`,
+/// not the `Scale` of `deployments/scale`) and whose owner labels, kind labels or offer differ
+/// from the stored object's. Most built-in kinds' status strategies persist label changes
+/// (`podStatusStrategy.PrepareForUpdate` keeps the new object's metadata), so a status write can
+/// move an object between owners; one that keeps them is accepted whoever sends it, since
+/// kubelets and controllers write the status of every owner's objects.
+fn subresource_changes_ownership(request: &AdmissionRequest<'_>, settings: &Settings) -> bool {
+    let (Operation::Update, Some(old), Some(new)) =
+        (request.operation, &request.old_object, &request.object)
+    else {
+        return false;
+    };
+    if request.body_is_a_scale() {
+        return false;
+    }
+    let owners_differ = settings.owner_labels.iter().any(|entry| {
+        Claim::read(entry, &old.metadata.labels) != Claim::read(entry, &new.metadata.labels)
+    });
+    fn offer<'o>(object: &'o Object<'_>, annotation: &str) -> Option<&'o str> {
+        object
+            .metadata
+            .annotations
+            .get(annotation)
+            .map(|raw| raw.get())
+    }
+    let annotation = settings.transfer_annotation.as_str();
+    owners_differ || offer(old, annotation) != offer(new, annotation)
+}
+
+/// One owner label entry, and what each side claims for it.
+#[derive(Debug, Clone, Copy)]
+struct Entry<'a> {
+    label: &'a OwnerLabel,
+    /// `None` on CREATE.
+    old: Option<Claim<'a>>,
+    /// `None` on DELETE.
+    new: Option<Claim<'a>>,
+}
+
+impl<'a> Entry<'a> {
+    /// The owners the request moves between (none for a missing side).
+    fn change(&self) -> Change<'a> {
+        Change {
+            old: self.old.unwrap_or_default(),
+            new: self.new.unwrap_or_default(),
+        }
+    }
+}
+
+/// Everything the rules read of a request, read once.
+struct Reading<'a> {
+    request: &'a AdmissionRequest<'a>,
+    settings: &'a Settings,
+    sides: Sides<'a>,
+    /// The object messages name: the new one, or the stored one on DELETE.
+    object: &'a Object<'a>,
+    entries: Vec<Entry<'a>>,
+    /// The offer on the stored object, the owner it is offered to.
+    old_offer: Option<Text<'a>>,
+    /// The offer on the new object.
+    new_offer: Option<Text<'a>>,
+    /// The owners the requester acts for; `None` without identities.
+    acting: Option<Acting>,
+}
+
+/// What the rules found: the violations, and whether a consumed offer is left for the policy
+/// to remove.
+struct Judged<'a> {
+    violations: Vec<Violation<'a>>,
+    consume_offer: bool,
+}
+
+impl<'a> Reading<'a> {
+    fn of(
+        request: &'a AdmissionRequest<'a>,
+        settings: &'a Settings,
+        sides: Sides<'a>,
+    ) -> Result<Self, String> {
+        let object = match (sides.new, sides.old) {
+            (Some(object), _) | (None, Some(object)) => object,
+            (None, None) => return Err("the request has no object".to_owned()),
+        };
+        let annotation = settings.transfer_annotation.as_str();
+        let offer = |object: Option<&'a Object<'a>>, side: &str| match object {
+            Some(object) => object
+                .metadata
+                .annotation(annotation)
+                .map_err(|error| format!("{side}.{error}")),
+            None => Ok(None),
+        };
+        let old_offer = offer(sides.old, "oldObject")?;
+        let new_offer = offer(sides.new, "object")?;
+        let entries = settings
+            .owner_labels
+            .iter()
+            .map(|label| Entry {
+                label,
+                old: sides
+                    .old
+                    .map(|old| Claim::read(label, &old.metadata.labels)),
+                new: sides
+                    .new
+                    .map(|new| Claim::read(label, &new.metadata.labels)),
+            })
+            .collect();
+        let acting = (!settings.identities.is_empty())
+            .then(|| Acting::of(&request.user_info, &settings.identities));
+        Ok(Reading {
+            request,
+            settings,
+            sides,
+            object,
+            entries,
+            old_offer,
+            new_offer,
+            acting,
+        })
+    }
+
+    /// Applies every rule: each entry's, then the offer's.
+    fn judge(&self) -> Judged<'a> {
+        let mut violations: Vec<_> = self
+            .entries
+            .iter()
+            .filter_map(|entry| self.judge_entry(entry))
+            .collect();
+        let mut consume_offer = false;
+        if self.sides.new.is_some() {
+            match self.judge_offer() {
+                OfferVerdict::Fine => {}
+                OfferVerdict::Consume => consume_offer = true,
+                OfferVerdict::Deny(offer_violations) => violations.extend(offer_violations),
+            }
+        }
+        Judged {
+            violations,
+            consume_offer,
+        }
+    }
+
+    /// Denies with every violation; otherwise mutates where the settings ask for it.
+    fn decide(&self, judged: Judged<'a>) -> Decision<'a> {
+        if !judged.violations.is_empty() {
+            return Decision::Deny(judged.violations);
+        }
+        let mutation = Mutation {
+            labels: self.stamp(),
+            remove_annotation: judged
+                .consume_offer
+                .then(|| self.settings.transfer_annotation.clone()),
+        };
+        if mutation == Mutation::default() {
+            Decision::Allow
+        } else {
+            Decision::Mutate(mutation)
+        }
+    }
+
+    /// Applies the rules of one owner label entry.
+    fn judge_entry(&self, entry: &Entry<'a>) -> Option<Violation<'a>> {
+        let key = entry.label.key.as_str();
+        let Some(new) = entry.new else {
+            // A DELETE, under `writes: Owner`.
+            return self.check_writes(key, entry.old.unwrap_or_default());
+        };
+        let change = entry.change();
+        let deny = |rule, reason| Some(self.violation(rule, key, change, reason));
+        let permissions = Permissions {
+            adoption: self.settings.adoption,
+            orphaning: self.settings.orphaning,
+        };
+        let offered = self.old_offer.as_deref();
+        match transition::judge(entry.old, new, offered, permissions) {
+            Judgement::Allow => None,
+            Judgement::Deny(Denial::OwnerChange) => {
+                // A receiver that could not own the object is the first thing to fix.
+                if let Err((rule, reason)) = self.check_owner(entry.label, new) {
+                    return deny(rule, reason);
+                }
+                let annotation = &self.settings.transfer_annotation;
+                let hint = handoff::change_hint(annotation, offered, &new.id());
+                deny(
+                    Rule::OwnerChange,
+                    format!("{}; {hint}", Denial::OwnerChange.reason()),
+                )
+            }
+            Judgement::Deny(denial) => deny(denial.rule(), denial.reason().to_owned()),
+            Judgement::Keep => self.check_writes(key, new),
+            Judgement::Remove => self
+                .not_acting_for(change.old, "remove")
+                .and_then(|reason| deny(Rule::Identity, reason)),
+            Judgement::Set | Judgement::Accept => match self.check_owner(entry.label, new) {
+                Err((rule, reason)) => deny(rule, reason),
+                Ok(()) => self
+                    .not_acting_for(new, "set")
+                    .and_then(|reason| deny(Rule::Identity, reason)),
+            },
+        }
+    }
+
+    /// Checks that a claim names a valid owner, in scope for the request's object.
+    fn check_owner(&self, label: &OwnerLabel, claim: Claim<'_>) -> Result<(), (Rule, String)> {
+        let owner = claim
+            .owner(label)
+            .map_err(|invalid| (Rule::OwnerValue, invalid.to_string()))?;
+        let object_scope = self.request.object_scope();
+        scope::check(&owner, object_scope).map_err(|outside| {
+            let rule = match object_scope {
+                ObjectScope::Cluster => Rule::ClusterScope,
+                ObjectScope::Namespace(_) => Rule::NamespaceScope,
+            };
+            (rule, outside.to_string())
+        })
+    }
+
+    /// Under `writes: Owner`, an UPDATE or DELETE of an owned object requires acting for its
+    /// owner. Status writers act for every owner: a subresource write is judged on what it
+    /// changes, never on who writes it.
+    fn check_writes(&self, key: &'a str, owner: Claim<'a>) -> Option<Violation<'a>> {
+        if self.settings.writes != Writes::Owner || owner.is_none() || self.request.is_subresource()
+        {
+            return None;
+        }
+        let reason = self.not_acting_for(owner, "update or delete")?;
+        let reason = format!("{reason} (writes: Owner)");
+        Some(self.violation(Rule::OwnerWrites, key, Change::kept(owner), reason))
+    }
+
+    /// Applies the handoff table to the transfer annotation of a CREATE or UPDATE.
+    fn judge_offer(&self) -> OfferVerdict<'a> {
+        let annotation = self.settings.transfer_annotation.as_str();
+        let moved = self
+            .entries
+            .iter()
+            .find(|entry| entry.change().old != entry.change().new);
+        let rule = handoff::judge(
+            self.old_offer.as_deref(),
+            self.new_offer.as_deref(),
+            moved.is_some(),
+        );
+        let deny = |change, reason| self.violation(Rule::Offer, annotation, change, reason);
+        match rule {
+            OfferRule::Fine => OfferVerdict::Fine,
+            OfferRule::Consume if self.settings.stamp => OfferVerdict::Consume,
+            OfferRule::Consume | OfferRule::OfferWithMove => OfferVerdict::deny_any(
+                moved
+                    .map(|entry| deny(entry.change(), rule.reason(annotation)))
+                    .into_iter()
+                    .collect(),
+            ),
+            OfferRule::Check { to } => {
+                let owned = self.entries.iter().filter_map(|entry| {
+                    let owner = entry.new.filter(|claim| !claim.is_none())?;
+                    Some((entry.label, owner))
+                });
+                let mut violations: Vec<_> = owned
+                    .clone()
+                    .filter_map(|(label, owner)| {
+                        let reason = self.check_offer(label, owner, to)?;
+                        Some(deny(Change::kept(owner), reason))
+                    })
+                    .collect();
+                if owned.clone().next().is_none() && to.is_some() {
+                    let reason = "the object has no owner to hand it over".to_owned();
+                    violations.push(deny(Change::kept(Claim::default()), reason));
+                }
+                OfferVerdict::deny_any(violations)
+            }
+        }
+    }
+
+    /// Why the requester may not make, change or withdraw an offer (`to`) of an object that
+    /// `owner` owns, if it may not.
+    fn check_offer(
+        &self,
+        label: &OwnerLabel,
+        owner: Claim<'_>,
+        to: Option<&str>,
+    ) -> Option<String> {
+        if let Some(reason) = self.not_acting_for(owner, "offer it or withdraw an offer of") {
+            return Some(reason);
+        }
+        let to = to?;
+        if to == owner.id() {
+            return Some(format!(
+                "the offer names the current owner {to:?}; name the receiving owner"
+            ));
+        }
+        let receiver = Claim::of_owner(label, to);
+        self.check_owner(label, receiver)
+            .err()
+            .map(|(_, why)| format!("the offer names {to:?}, which cannot own the object: {why}"))
+    }
+
+    /// Why the requester may not `act` on `owner`, when identities are set and it does not act
+    /// for that owner.
+    fn not_acting_for(&self, owner: Claim<'_>, act: &str) -> Option<String> {
+        let acting = self.acting.as_ref()?;
+        if acting.acts_for(&owner.id()) {
+            return None;
+        }
+        let user = &self.request.user_info.username;
+        Some(format!(
+            "user {user} acts for {acting}, not for {owner}; only a requester acting for an \
+             owner may {act} it"
+        ))
+    }
+
+    /// The labels that stamp, on a CREATE under `stamp: true`, the one owner the requester acts
+    /// for: in the first owner label whose shape reads it as a valid owner in scope, unless the
+    /// object already carries that label.
+    fn stamp(&self) -> Vec<(String, String)> {
+        let (true, None, Some(acting)) = (self.settings.stamp, self.sides.old, &self.acting) else {
+            return Vec::new();
+        };
+        let Some(owner) = acting.single_owner() else {
+            return Vec::new();
+        };
+        let target = self.entries.iter().find_map(|entry| {
+            let claim = Claim::of_owner(entry.label, owner);
+            self.check_owner(entry.label, claim).ok()?;
+            Some((entry, claim))
+        });
+        match target {
+            Some((entry, claim)) if entry.new.unwrap_or_default().is_none() => claim
+                .labels(entry.label)
+                .into_iter()
+                .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn violation(
+        &self,
+        rule: Rule,
+        key: &'a str,
+        change: Change<'a>,
+        reason: String,
+    ) -> Violation<'a> {
+        Violation {
+            rule,
+            key,
+            subject: Subject::of(self.request, self.object),
+            change,
+            reason,
+        }
+    }
+}
+
+/// What the handoff rules make of an update's offer.
+enum OfferVerdict<'a> {
+    /// Nothing to object to.
+    Fine,
+    /// The owner moved and the offer is left: the policy removes it (deployed mutating).
+    Consume,
+    /// The offer breaks the handoff rules.
+    Deny(Vec<Violation<'a>>),
+}
+
+impl<'a> OfferVerdict<'a> {
+    fn deny_any(violations: Vec<Violation<'a>>) -> Self {
+        if violations.is_empty() {
+            OfferVerdict::Fine
+        } else {
+            OfferVerdict::Deny(violations)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A decision, its violations as their messages.
+    #[derive(Debug, PartialEq, Eq)]
+    enum Outcome {
+        Allow,
+        Mutate(Mutation),
+        Deny(Vec<String>),
+        Unreadable(String),
+    }
+
+    fn decide(request: &Value, settings: &Value) -> Outcome {
+        let json = request.to_string();
+        let request: AdmissionRequest<'_> = serde_json::from_str(&json).unwrap();
+        let settings = Settings::from_json(settings.to_string().as_bytes()).unwrap();
+        match evaluate(&request, &settings) {
+            Decision::Allow => Outcome::Allow,
+            Decision::Mutate(mutation) => Outcome::Mutate(mutation),
+            Decision::Deny(violations) => {
+                Outcome::Deny(violations.iter().map(ToString::to_string).collect())
+            }
+            Decision::Unreadable(why) => Outcome::Unreadable(why),
+        }
+    }
+
+    /// A `camel.apache.org/Integration` request in `shop` by `user`; each side's labels and
+    /// annotations as JSON (`null`: no such side).
+    fn integration(operation: &str, user: &str, old: Value, new: Value) -> Value {
+        let side = |side: Value| match side {
+            Value::Null => Value::Null,
+            metadata => json!({"kind": "Integration", "metadata": metadata}),
+        };
+        json!({
+            "kind": {"group": "camel.apache.org", "version": "v1", "kind": "Integration"},
+            "operation": operation, "namespace": "shop", "name": "orders",
+            "userInfo": {"username": user},
+            "oldObject": side(old), "object": side(new),
+        })
+    }
+
+    fn owned_by(operator: &str) -> Value {
+        json!({"labels": {"camel.apache.org/operator.id": operator}})
+    }
+
+    fn offered(operator: &str, to: &str) -> Value {
+        json!({"labels": {"camel.apache.org/operator.id": operator},
+               "annotations": {"single-owner-policy.io/offer": to}})
+    }
+
+    const OPERATOR_1: &str = "system:serviceaccount:camel-k:camel-k-operator";
+
+    fn camel_k(extra: Value) -> Value {
+        let mut settings = json!({
+            "ownerLabels": [{"key": "camel.apache.org/operator.id"}],
+            "identities": [{"owners": ["operator-1"], "users": [OPERATOR_1]}],
+        });
+        for (key, value) in extra.as_object().unwrap() {
+            settings[key] = value.clone();
+        }
+        settings
+    }
+
+    #[test]
+    fn requests_the_rules_do_not_judge_are_allowed_and_incomplete_ones_unreadable() {
+        let writes = camel_k(json!({"writes": "Owner"}));
+        let owned = owned_by("operator-1");
+        #[rustfmt::skip]
+        let rows = [
+            (integration("CONNECT", "alice", Value::Null, Value::Null), camel_k(json!({})), Outcome::Allow),
+            (integration("DELETE", "alice", owned.clone(), Value::Null), camel_k(json!({})), Outcome::Allow),
+            (integration("DELETE", "alice", Value::Null, Value::Null), writes.clone(),
+             Outcome::Unreadable("a DELETE request needs `oldObject`".to_owned())),
+            (integration("CREATE", "alice", Value::Null, Value::Null), writes.clone(),
+             Outcome::Unreadable("a CREATE request needs `object`".to_owned())),
+            (integration("UPDATE", "alice", Value::Null, owned.clone()), writes,
+             Outcome::Unreadable("an UPDATE request needs `object` and `oldObject`".to_owned())),
+        ];
+        for (request, settings, expected) in rows {
+            assert_eq!(decide(&request, &settings), expected, "{request}");
+        }
+    }
+
+    #[test]
+    fn an_owner_change_names_the_offer_that_would_allow_it() {
+        let request = integration(
+            "UPDATE",
+            OPERATOR_1,
+            owned_by("operator-1"),
+            owned_by("operator-2"),
+        );
+        assert_eq!(
+            decide(&request, &camel_k(json!({"identities": []}))),
+            Outcome::Deny(vec![
+                "camel.apache.org/operator.id: owner change denied for Integration shop/orders \
+                 from \"operator-1\" to \"operator-2\": an object has one owner; to hand it over, \
+                 its owner offers it by setting the annotation single-owner-policy.io/offer=\
+                 operator-2, then the new owner changes the owner label and removes the \
+                 annotation"
+                    .to_owned()
+            ])
+        );
+    }
+
+    #[test]
+    fn identity_reasons_name_the_requester_and_what_it_acts_for() {
+        #[rustfmt::skip]
+        let rows = [
+            (integration("CREATE", "alice", Value::Null, owned_by("operator-1")), camel_k(json!({})),
+             "camel.apache.org/operator.id: identity denied for Integration shop/orders from none to \"operator-1\": user alice acts for none, not for \"operator-1\"; only a requester acting for an owner may set it"),
+            (integration("UPDATE", OPERATOR_1, owned_by("operator-2"), json!({})), camel_k(json!({})),
+             "camel.apache.org/operator.id: identity denied for Integration shop/orders from \"operator-2\" to none: user system:serviceaccount:camel-k:camel-k-operator acts for \"operator-1\", not for \"operator-2\"; only a requester acting for an owner may remove it"),
+            (integration("DELETE", "alice", owned_by("operator-1"), Value::Null), camel_k(json!({"writes": "Owner"})),
+             "camel.apache.org/operator.id: owner writes denied for DELETE of Integration shop/orders, owned by \"operator-1\": user alice acts for none, not for \"operator-1\"; only a requester acting for an owner may update or delete it (writes: Owner)"),
+        ];
+        for (request, settings, message) in rows {
+            assert_eq!(
+                decide(&request, &settings),
+                Outcome::Deny(vec![message.to_owned()])
+            );
+        }
+    }
+
+    #[test]
+    fn offer_reasons_say_what_is_wrong_with_the_offer() {
+        let app_id = json!({"ownerLabels": [{"key": "appID", "clusterKinds": ["ClusterExtension"],
+                                              "namespacedKinds": ["Extension"]}]});
+        let crd = |old: Value, new: Value| {
+            json!({
+                "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+                "operation": "UPDATE", "name": "foos.example.com", "userInfo": {"username": "alice"},
+                "oldObject": {"metadata": old}, "object": {"metadata": new},
+            })
+        };
+        let offer = |labels: Value, to: &str| json!({"labels": labels, "annotations": {"single-owner-policy.io/offer": to}});
+        let owned = json!({"appID": "ClusterExtension.a"});
+        #[rustfmt::skip]
+        let rows = [
+            (crd(json!({}), offer(json!({}), "ClusterExtension.b")),
+             "single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by none: the object has no owner to hand it over"),
+            (crd(json!({"labels": owned}), offer(owned.clone(), "ClusterExtension.a")),
+             "single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by \"ClusterExtension.a\": the offer names the current owner \"ClusterExtension.a\"; name the receiving owner"),
+            (crd(json!({"labels": owned}), offer(owned.clone(), "Extension.team-a.b")),
+             "single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by \"ClusterExtension.a\": the offer names \"Extension.team-a.b\", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"),
+        ];
+        for (request, message) in rows {
+            assert_eq!(
+                decide(&request, &app_id),
+                Outcome::Deny(vec![message.to_owned()])
+            );
+        }
+    }
+
+    #[test]
+    fn stamping_and_consumed_offers_mutate() {
+        let stamp = camel_k(json!({"stamp": true}));
+        let create = integration("CREATE", OPERATOR_1, Value::Null, json!({}));
+        assert_eq!(
+            decide(&create, &stamp),
+            Outcome::Mutate(Mutation {
+                labels: vec![(
+                    "camel.apache.org/operator.id".to_owned(),
+                    "operator-1".to_owned()
+                )],
+                remove_annotation: None,
+            })
+        );
+        let accepted = integration(
+            "UPDATE",
+            OPERATOR_1,
+            offered("operator-2", "operator-1"),
+            offered("operator-1", "operator-1"),
+        );
+        assert_eq!(
+            decide(&accepted, &stamp),
+            Outcome::Mutate(Mutation {
+                labels: Vec::new(),
+                remove_annotation: Some("single-owner-policy.io/offer".to_owned()),
+            })
+        );
+        // Deployed validating, the accepting update must consume the offer itself.
+        assert_eq!(
+            decide(&accepted, &camel_k(json!({}))),
+            Outcome::Deny(vec![
+                "single-owner-policy.io/offer: offer denied for Integration shop/orders from \
+                 \"operator-2\" to \"operator-1\": an update that changes or removes the owner \
+                 consumes the offer; remove the annotation single-owner-policy.io/offer in the \
+                 same update"
+                    .to_owned()
+            ])
+        );
+    }
+
+    #[test]
+    fn every_violation_is_reported_once() {
+        let settings = json!({"ownerLabels": [
+            {"key": "appID", "clusterKinds": ["ClusterExtension"]},
+            {"key": "camel.apache.org/operator.id"}]});
+        let side = |app_id: &str, operator: &str| json!({"labels": {"appID": app_id, "camel.apache.org/operator.id": operator}});
+        let request = integration(
+            "UPDATE",
+            "alice",
+            side("ClusterExtension.a", "operator-1"),
+            side("ClusterExtension.b", "operator-2"),
+        );
+        let Outcome::Deny(messages) = decide(&request, &settings) else {
+            panic!("not denied");
+        };
+        let keys: Vec<_> = messages
+            .iter()
+            .map(|message| message.split_once(':').unwrap().0)
+            .collect();
+        assert_eq!(keys, ["appID", "camel.apache.org/operator.id"]);
+    }
+
+    #[test]
+    fn a_subresource_write_is_judged_only_when_it_changes_what_the_rules_guard() {
+        let status = |old: Value, new: Value, kind: Value| {
+            let mut request = integration("UPDATE", "system:node:node-1", old, new);
+            request["subResource"] = json!("status");
+            request["kind"] = kind;
+            request
+        };
+        let integration_kind =
+            json!({"group": "camel.apache.org", "version": "v1", "kind": "Integration"});
+        let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
+        let writes = camel_k(json!({"writes": "Owner"}));
+        #[rustfmt::skip]
+        let rows = [
+            (status(owned_by("operator-1"), owned_by("operator-1"), integration_kind.clone()), Outcome::Allow),
+            (status(json!({}), owned_by("operator-1"), scale), Outcome::Allow),
+            (status(owned_by("operator-1"), offered("operator-1", "operator-2"), integration_kind.clone()),
+             Outcome::Deny(vec!["single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may offer it or withdraw an offer of it".to_owned()])),
+            (status(owned_by("operator-1"), json!({}), integration_kind),
+             Outcome::Deny(vec!["camel.apache.org/operator.id: identity denied for Integration shop/orders (subresource status) from \"operator-1\" to none: user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may remove it".to_owned()])),
+        ];
+        for (request, expected) in rows {
+            assert_eq!(decide(&request, &writes), expected, "{request}");
+        }
+    }
+}

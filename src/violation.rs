@@ -1,0 +1,301 @@
+//! What a denial says: which rule failed, for which label and object, between which owners, and
+//! why — one shape for every rule.
+//!
+//! ```text
+//! {key}: {rule} denied for {object} from {old} to {new}: {reason}
+//! {key}: {rule} denied for {operation} of {object}, owned by {owner}: {reason}
+//! ```
+//!
+//! The second form is for a rule that fails while the owner stays: writes under `writes:
+//! Owner`, offers. Several violations are one per line: no reason holds a line break.
+
+use std::fmt;
+
+use crate::owner::Claim;
+use crate::request::{AdmissionRequest, Object, ObjectScope, Operation};
+
+/// Every rule the policy applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// An owner changes into another one (transition table).
+    OwnerChange,
+    /// An owner is set on an unowned object while `adoption: Deny`.
+    Adoption,
+    /// An owner is removed while `orphaning: Deny`.
+    Orphaning,
+    /// An owner label names no valid owner.
+    OwnerValue,
+    /// A namespaced owner claims a cluster-scoped object.
+    ClusterScope,
+    /// A namespaced owner claims an object in another namespace.
+    NamespaceScope,
+    /// The requester does not act for the owner it sets or removes.
+    Identity,
+    /// Under `writes: Owner`, the requester does not act for the owner of what it writes.
+    OwnerWrites,
+    /// An offer made, withdrawn or left behind against the handoff rules.
+    Offer,
+}
+
+impl Rule {
+    /// The rule's name, as messages give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::OwnerChange => "owner change",
+            Rule::Adoption => "adoption",
+            Rule::Orphaning => "orphaning",
+            Rule::OwnerValue => "owner value",
+            Rule::ClusterScope => "cluster scope",
+            Rule::NamespaceScope => "namespace scope",
+            Rule::Identity => "identity",
+            Rule::OwnerWrites => "owner writes",
+            Rule::Offer => "offer",
+        }
+    }
+}
+
+/// The owner before and after a request: the same one when the request keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Change<'a> {
+    /// The stored object's owner (none on CREATE).
+    pub old: Claim<'a>,
+    /// The new object's owner (the stored one on DELETE).
+    pub new: Claim<'a>,
+}
+
+impl<'a> Change<'a> {
+    /// A request that keeps `owner`.
+    pub fn kept(owner: Claim<'a>) -> Change<'a> {
+        Change {
+            old: owner,
+            new: owner,
+        }
+    }
+}
+
+/// A rule that denies a request, with everything its message says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation<'a> {
+    /// The rule that failed.
+    pub rule: Rule,
+    /// The label or annotation the rule guards.
+    pub key: &'a str,
+    /// The operation and the object it is on.
+    pub subject: Subject<'a>,
+    /// The owners the request moves between.
+    pub change: Change<'a>,
+    /// Why the rule denies, and what to do instead.
+    pub reason: String,
+}
+
+impl fmt::Display for Violation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Violation {
+            rule,
+            key,
+            subject,
+            change,
+            reason,
+        } = self;
+        let rule = rule.name();
+        let Subject { operation, object } = subject;
+        let Change { old, new } = change;
+        if old == new {
+            write!(
+                f,
+                "{key}: {rule} denied for {operation} of {object}, owned by {old}: {reason}"
+            )
+        } else {
+            write!(
+                f,
+                "{key}: {rule} denied for {object} from {old} to {new}: {reason}"
+            )
+        }
+    }
+}
+
+/// What a request does, to which object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Subject<'a> {
+    /// The request's operation.
+    pub operation: Operation,
+    /// The object, as messages name it.
+    pub object: ObjectRef<'a>,
+}
+
+impl<'a> Subject<'a> {
+    /// The subject of `request`, on `object` (the new object, or the stored one on DELETE).
+    pub fn of(request: &'a AdmissionRequest<'a>, object: &'a Object<'a>) -> Subject<'a> {
+        let name = if request.name.is_empty() {
+            &object.metadata.name
+        } else {
+            &request.name
+        };
+        let namespace = match request.object_scope() {
+            ObjectScope::Cluster => "",
+            ObjectScope::Namespace(namespace) => namespace,
+        };
+        Subject {
+            operation: request.operation,
+            object: ObjectRef {
+                kind: &request.kind.kind,
+                namespace,
+                name,
+                subresource: &request.sub_resource,
+            },
+        }
+    }
+}
+
+/// An object as messages name it: `Kind namespace/name`, or `Kind name` when cluster-scoped,
+/// then the subresource written, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectRef<'a> {
+    /// The object's kind.
+    pub kind: &'a str,
+    /// Its namespace; empty when cluster-scoped.
+    pub namespace: &'a str,
+    /// Its name; empty on a CREATE with `generateName`.
+    pub name: &'a str,
+    /// The subresource written; empty for the object itself.
+    pub subresource: &'a str,
+}
+
+impl fmt::Display for ObjectRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = if self.name.is_empty() {
+            "(generated name)"
+        } else {
+            self.name
+        };
+        match self.namespace {
+            "" => write!(f, "{} {name}", self.kind)?,
+            namespace => write!(f, "{} {namespace}/{name}", self.kind)?,
+        }
+        match self.subresource {
+            "" => Ok(()),
+            subresource => write!(f, " (subresource {subresource})"),
+        }
+    }
+}
+
+/// Several violations, one per line.
+pub fn lines(violations: &[Violation<'_>]) -> String {
+    violations
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(value: &str) -> Claim<'_> {
+        Claim {
+            value: Some(value),
+            kind: None,
+            paired: false,
+        }
+    }
+
+    fn object<'a>(kind: &'a str, namespace: &'a str, subresource: &'a str) -> ObjectRef<'a> {
+        ObjectRef {
+            kind,
+            namespace,
+            name: "x",
+            subresource,
+        }
+    }
+
+    fn violation<'a>(rule: Rule, object: ObjectRef<'a>, change: Change<'a>) -> Violation<'a> {
+        Violation {
+            rule,
+            key: "appID",
+            subject: Subject {
+                operation: Operation::Update,
+                object,
+            },
+            change,
+            reason: "why".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_move_names_both_owners_and_a_kept_owner_the_operation() {
+        let moved = Change {
+            old: claim("a"),
+            new: Claim::default(),
+        };
+        let cluster = object("CustomResourceDefinition", "", "");
+        #[rustfmt::skip]
+        let rows = [
+            (violation(Rule::Orphaning, cluster, moved),
+             r#"appID: orphaning denied for CustomResourceDefinition x from "a" to none: why"#),
+            (violation(Rule::OwnerWrites, object("Job", "team-a", ""), Change::kept(claim("a"))),
+             r#"appID: owner writes denied for UPDATE of Job team-a/x, owned by "a": why"#),
+            (violation(Rule::OwnerChange, object("Pod", "team-a", "status"), Change { old: claim("a"), new: claim("b") }),
+             r#"appID: owner change denied for Pod team-a/x (subresource status) from "a" to "b": why"#),
+            (violation(Rule::Offer, ObjectRef { name: "", ..cluster }, Change::kept(Claim::default())),
+             "appID: offer denied for UPDATE of CustomResourceDefinition (generated name), owned by none: why"),
+        ];
+        for (violation, message) in rows {
+            assert_eq!(violation.to_string(), message);
+        }
+    }
+
+    #[test]
+    fn every_rule_has_its_name() {
+        use Rule::*;
+        let names: Vec<_> = [
+            OwnerChange,
+            Adoption,
+            Orphaning,
+            OwnerValue,
+            ClusterScope,
+            NamespaceScope,
+            Identity,
+            OwnerWrites,
+            Offer,
+        ]
+        .map(Rule::name)
+        .into();
+        assert_eq!(
+            names,
+            [
+                "owner change",
+                "adoption",
+                "orphaning",
+                "owner value",
+                "cluster scope",
+                "namespace scope",
+                "identity",
+                "owner writes",
+                "offer"
+            ]
+        );
+    }
+
+    #[test]
+    fn several_violations_are_one_per_line() {
+        let one = violation(
+            Rule::OwnerChange,
+            object("ConfigMap", "team-a", ""),
+            Change {
+                old: claim("a"),
+                new: claim("b"),
+            },
+        );
+        let two = Violation {
+            key: "camel.apache.org/operator.id",
+            ..one.clone()
+        };
+        assert_eq!(
+            lines(&[one, two]),
+            "appID: owner change denied for ConfigMap team-a/x from \"a\" to \"b\": why\n\
+             camel.apache.org/operator.id: owner change denied for ConfigMap team-a/x from \
+             \"a\" to \"b\": why"
+        );
+    }
+}
