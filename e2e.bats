@@ -73,7 +73,7 @@ settings_rejected() {
     [[ $stderr == *"Provided settings are not valid: "*"$1"* ]]
 }
 
-# --- transitions, seed's appID shape (CRDs are cluster-scoped) ---------------
+# --- transitions, the default appID shape (CRDs are cluster-scoped) ---------
 
 @test "appID: an unchanged owner is allowed" {
     evaluate '{}' examples/app-id/allowed-crd-upgrade-keeps-owner.json

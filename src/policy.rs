@@ -104,7 +104,8 @@ fn exemption(request: &AdmissionRequest<'_>, settings: &Settings) -> Option<Stri
         .user_info
         .groups
         .iter()
-        .find(|group| exemptions.groups.iter().any(|exempt| *exempt == ***group))?;
+        .map(|group| &**group)
+        .find(|group| exemptions.groups.iter().any(|exempt| exempt == group))?;
     Some(format!("user {user} of exempt group {group}"))
 }
 

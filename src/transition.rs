@@ -114,7 +114,11 @@ impl Denial {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::Permission::{Allow, Deny};
+
+    /// `adoption` or `orphaning` allowed.
+    const ALLOWED: Permission = Permission::Allow;
+    /// `adoption` or `orphaning` denied.
+    const DENIED: Permission = Permission::Deny;
 
     const NONE: Claim = Claim {
         value: None,
@@ -150,25 +154,25 @@ mod tests {
     #[test]
     fn transition_table() {
         use Denial::*;
-        use Judgement::{Allow as Pass, Deny as Reject, Keep, Remove, Set};
+        use Judgement::{Allow, Deny, Keep, Remove, Set};
         #[rustfmt::skip]
         let rows: &[(Option<Claim>, Claim, Permission, Permission, Judgement)] = &[
-            // old           new     adoption orphaning verdict (no offer)
-            (Some(NONE),     NONE,   Allow, Allow, Pass),
-            (Some(NONE),     NONE,   Deny,  Deny,  Pass),
-            (Some(A),        A,      Deny,  Deny,  Keep),
-            (Some(PAIR_A),   PAIR_A, Deny,  Deny,  Keep),
-            (Some(NONE),     A,      Allow, Allow, Set),
-            (Some(NONE),     A,      Deny,  Allow, Reject(Adoption)),
-            (Some(A),        NONE,   Allow, Allow, Remove),
-            (Some(A),        NONE,   Allow, Deny,  Reject(Orphaning)),
-            (Some(A),        B,      Allow, Allow, Reject(OwnerChange)),
-            (Some(PAIR_A),   PAIR_A_AS_EXTENSION, Allow, Allow, Reject(OwnerChange)),
-            (Some(HALF_A),   PAIR_A, Allow, Allow, Reject(OwnerChange)),
-            (Some(PAIR_A),   HALF_A, Allow, Allow, Reject(OwnerChange)),
+            // old           new     adoption  orphaning verdict (no offer)
+            (Some(NONE),      NONE,   ALLOWED, ALLOWED, Allow),
+            (Some(NONE),      NONE,   DENIED,  DENIED,  Allow),
+            (Some(A),         A,      DENIED,  DENIED,  Keep),
+            (Some(PAIR_A),    PAIR_A, DENIED,  DENIED,  Keep),
+            (Some(NONE),      A,      ALLOWED, ALLOWED, Set),
+            (Some(NONE),      A,      DENIED,  ALLOWED, Deny(Adoption)),
+            (Some(A),         NONE,   ALLOWED, ALLOWED, Remove),
+            (Some(A),         NONE,   ALLOWED, DENIED,  Deny(Orphaning)),
+            (Some(A),         B,      ALLOWED, ALLOWED, Deny(OwnerChange)),
+            (Some(PAIR_A),    PAIR_A_AS_EXTENSION, ALLOWED, ALLOWED, Deny(OwnerChange)),
+            (Some(HALF_A),    PAIR_A, ALLOWED, ALLOWED, Deny(OwnerChange)),
+            (Some(PAIR_A),    HALF_A, ALLOWED, ALLOWED, Deny(OwnerChange)),
             // CREATE: no old object; adoption does not apply
-            (None,           NONE,   Deny,  Deny,  Pass),
-            (None,           A,      Deny,  Deny,  Set),
+            (None,            NONE,   DENIED,  DENIED,  Allow),
+            (None,            A,      DENIED,  DENIED,  Set),
         ];
         for &(old, new, adoption, orphaning, expected) in rows {
             let permissions = Permissions {
@@ -185,15 +189,15 @@ mod tests {
 
     #[test]
     fn an_offer_lets_exactly_the_offered_owner_take_over() {
-        use Judgement::{Accept, Deny as Reject, Keep, Remove};
+        use Judgement::{Accept, Deny, Keep, Remove};
         let permissions = Permissions::default();
         #[rustfmt::skip]
         let rows: &[(Claim, Claim, Option<&str>, Judgement)] = &[
             (A,      B,      Some("ClusterExtension.b"), Accept),
             (PAIR_A, PAIR_A_AS_EXTENSION, Some("Extension.a"), Accept),
-            (A,      B,      Some("ClusterExtension.c"), Reject(Denial::OwnerChange)),
-            (A,      B,      None,                       Reject(Denial::OwnerChange)),
-            (PAIR_A, PAIR_A_AS_EXTENSION, Some("a"),     Reject(Denial::OwnerChange)),
+            (A,      B,      Some("ClusterExtension.c"), Deny(Denial::OwnerChange)),
+            (A,      B,      None,                       Deny(Denial::OwnerChange)),
+            (PAIR_A, PAIR_A_AS_EXTENSION, Some("a"),     Deny(Denial::OwnerChange)),
             (A,      A,      Some("ClusterExtension.b"), Keep),
             (A,      NONE,   Some("ClusterExtension.b"), Remove),
         ];
