@@ -419,6 +419,19 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
 }
 
+@test "identity: a user named like a wildcard service account acts for no templated owner" {
+    # A client certificate's CN or a proxy's user name can read system:serviceaccount:…:*; no
+    # service account is named so, and a filled-in template value is never a wildcard.
+    impostor='system:serviceaccount:helm-releases:*'
+    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{}' "$impostor")"
+    denied 'appID: identity denied for CustomResourceDefinition x from "ClusterExtension.cert-manager" to none: user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
+    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
+    denied 'appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
+    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    [[ $(jq -r .status.message <<<"$output") == 'appID: owner writes denied for UPDATE of CustomResourceDefinition x'* ]]
+}
+
 @test "exemptions override identity rules, with a warning" {
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-deployment-deleted-by-garbage-collector.json
     allowed

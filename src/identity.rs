@@ -10,7 +10,10 @@
 //!   users: ["system:serviceaccount:*:installer"]
 //! ```
 //!
-//! A templated pattern binds service accounts only; for any other requester it names no owner.
+//! A templated pattern binds service accounts only — user names `system:serviceaccount:<ns>:<name>`
+//! whose namespace is a DNS-1123 label and whose name a DNS-1123 subdomain, as Kubernetes
+//! validates them — and for any other requester names no owner. The values filled in are
+//! literal: only the pattern's own `*` are wildcards.
 
 use std::fmt;
 
@@ -43,17 +46,24 @@ pub struct Identity {
     pub groups: Vec<String>,
 }
 
-/// The owners a requester acts for: owner patterns, templates expanded.
+/// The owners a requester acts for: owner patterns, templates filled in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Acting {
-    owners: Vec<String>,
+    owners: Vec<OwnerPattern>,
+}
+
+/// An owner pattern with its templates filled in: the literal runs between its `*` wildcards.
+/// A filled-in value is part of a literal run, whatever characters it holds.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct OwnerPattern {
+    literals: Vec<String>,
 }
 
 impl Acting {
     /// The owners `user` acts for under `identities`.
     pub fn of(user: &UserInfo<'_>, identities: &[Identity]) -> Acting {
         let account = service_account(&user.username);
-        let mut owners: Vec<String> = identities
+        let mut owners: Vec<OwnerPattern> = identities
             .iter()
             .filter(|identity| binds(identity, user))
             .flat_map(|identity| &identity.owners)
@@ -66,13 +76,18 @@ impl Acting {
 
     /// Whether the requester acts for the owner with this id.
     pub fn acts_for(&self, owner: &str) -> bool {
-        self.owners.iter().any(|pattern| matches(pattern, owner))
+        self.owners
+            .iter()
+            .any(|pattern| matches_literals(&pattern.literals, owner))
     }
 
     /// The one concrete owner the requester acts for, if it acts for exactly one and no pattern.
     pub fn single_owner(&self) -> Option<&str> {
         match self.owners.as_slice() {
-            [owner] if !owner.contains('*') => Some(owner),
+            [OwnerPattern { literals }] => match literals.as_slice() {
+                [owner] => Some(owner),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -86,7 +101,7 @@ impl fmt::Display for Acting {
         }
         for (index, owner) in self.owners.iter().enumerate() {
             let separator = if index == 0 { "" } else { ", " };
-            write!(f, "{separator}{owner:?}")?;
+            write!(f, "{separator}{:?}", owner.literals.join("*"))?;
         }
         Ok(())
     }
@@ -104,49 +119,79 @@ fn binds(identity: &Identity, user: &UserInfo<'_>) -> bool {
             .any(|pattern| user.groups.iter().any(|group| matches(pattern, group)))
 }
 
-/// The namespace and name of a service account user (`system:serviceaccount:<ns>:<name>`).
+/// The namespace and name of a service account user (`system:serviceaccount:<ns>:<name>`), when
+/// both are names Kubernetes gives service accounts: a DNS-1123 label for the namespace
+/// (`ValidateNamespaceName`), a DNS-1123 subdomain for the name (`ValidateServiceAccountName`).
+/// Any other user name — `system:serviceaccount:helm-releases:*` from a client certificate, say —
+/// is no service account.
 fn service_account(username: &str) -> Option<(&str, &str)> {
     username
         .strip_prefix(SERVICE_ACCOUNT_PREFIX)?
         .split_once(':')
-        .filter(|(namespace, name)| !namespace.is_empty() && !name.is_empty())
+        .filter(|(namespace, name)| is_dns_label(namespace) && is_dns_subdomain(name))
 }
 
-/// An owner pattern with its templates filled from the service account; `None` when it has
-/// templates and the requester is no service account.
-fn expand(pattern: &str, account: Option<(&str, &str)>) -> Option<String> {
-    if !pattern.contains("${") {
-        return Some(pattern.to_owned());
-    }
-    let (namespace, name) = account?;
-    Some(
-        pattern
-            .replace(NAMESPACE_TEMPLATE, namespace)
-            .replace(NAME_TEMPLATE, name),
-    )
+/// An owner pattern with its templates filled from the service account, each value a literal;
+/// `None` when it has templates and the requester is no service account.
+fn expand(pattern: &str, account: Option<(&str, &str)>) -> Option<OwnerPattern> {
+    let filled = |run: &str| -> Option<String> {
+        if !run.contains("${") {
+            return Some(run.to_owned());
+        }
+        let (namespace, name) = account?;
+        Some(
+            run.replace(NAMESPACE_TEMPLATE, namespace)
+                .replace(NAME_TEMPLATE, name),
+        )
+    };
+    let literals = pattern.split('*').map(filled).collect::<Option<_>>()?;
+    Some(OwnerPattern { literals })
+}
+
+/// Whether `text` is a DNS-1123 label, as Kubernetes' `IsDNS1123Label` checks it: at most 63
+/// characters matching `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
+pub fn is_dns_label(text: &str) -> bool {
+    text.len() <= 63 && is_dns_label_text(text)
+}
+
+/// Whether `text` is a DNS-1123 subdomain, as Kubernetes' `IsDNS1123Subdomain` checks it: at
+/// most 253 characters, runs matching `[a-z0-9]([-a-z0-9]*[a-z0-9])?` joined by '.'.
+pub fn is_dns_subdomain(text: &str) -> bool {
+    text.len() <= 253 && text.split('.').all(is_dns_label_text)
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
+fn is_dns_label_text(text: &str) -> bool {
+    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    text.starts_with(alphanumeric)
+        && text.ends_with(alphanumeric)
+        && text.chars().all(|c| alphanumeric(c) || c == '-')
 }
 
 /// Matches `text` against a pattern in which `*` stands for any run of characters.
 pub fn matches(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = text.strip_prefix(first) else {
+    let literals: Vec<&str> = pattern.split('*').collect();
+    matches_literals(&literals, text)
+}
+
+/// Matches `text` against literal runs with a wildcard between each two.
+fn matches_literals<L: AsRef<str>>(literals: &[L], text: &str) -> bool {
+    let Some((first, rest_literals)) = literals.split_first() else {
+        return text.is_empty();
+    };
+    let Some(mut rest) = text.strip_prefix(first.as_ref()) else {
         return false;
     };
-    let mut parts = parts.peekable();
-    if parts.peek().is_none() {
+    let Some((last, middle)) = rest_literals.split_last() else {
         return rest.is_empty();
-    }
-    while let Some(part) = parts.next() {
-        if parts.peek().is_none() {
-            return rest.ends_with(part);
-        }
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
+    };
+    for literal in middle {
+        match rest.find(literal.as_ref()) {
+            Some(at) => rest = &rest[at + literal.as_ref().len()..],
             None => return false,
         }
     }
-    true
+    rest.ends_with(last.as_ref())
 }
 
 #[cfg(test)]
@@ -243,13 +288,63 @@ mod tests {
     }
 
     #[test]
-    fn service_accounts_are_recognised_by_their_user_name() {
-        assert_eq!(
-            service_account("system:serviceaccount:ns:sa"),
-            Some(("ns", "sa"))
+    fn service_accounts_are_user_names_kubernetes_could_give_one() {
+        #[rustfmt::skip]
+        let rows = [
+            ("system:serviceaccount:ns:sa", Some(("ns", "sa"))),
+            ("system:serviceaccount:helm-releases:cert-manager.v1", Some(("helm-releases", "cert-manager.v1"))),
+            ("system:serviceaccount:ns", None),
+            ("system:serviceaccount::sa", None),
+            ("system:serviceaccount:ns:", None),
+            ("alice", None),
+            // not names Kubernetes accepts for a namespace or a service account
+            ("system:serviceaccount:helm-releases:*", None),
+            ("system:serviceaccount:*:installer", None),
+            ("system:serviceaccount:ns:a:b", None),
+            ("system:serviceaccount:Team-A:installer", None),
+            ("system:serviceaccount:ns:-sa", None),
+            ("system:serviceaccount:ns.a:sa", None),
+            ("system:serviceaccount:ns:sa..x", None),
+        ];
+        for (username, expected) in rows {
+            assert_eq!(service_account(username), expected, "{username}");
+        }
+        let long_label = "a".repeat(64);
+        assert!(!is_dns_label(&long_label));
+        assert!(is_dns_subdomain(&long_label));
+        assert!(!is_dns_subdomain(&"a".repeat(254)));
+    }
+
+    #[test]
+    fn filled_in_values_are_literal() {
+        let pattern = expand("ClusterExtension.${name}", Some(("ns", "a*"))).unwrap();
+        let acting = Acting {
+            owners: vec![pattern],
+        };
+        assert!(acting.acts_for("ClusterExtension.a*"));
+        assert!(!acting.acts_for("ClusterExtension.a-b"));
+        assert_eq!(acting.single_owner(), Some("ClusterExtension.a*"));
+        let wildcard = expand("Extension.${namespace}.*", Some(("team-a", "x"))).unwrap();
+        assert_eq!(wildcard.literals, ["Extension.team-a.", ""]);
+    }
+
+    #[test]
+    fn a_user_named_like_a_wildcard_service_account_acts_for_no_templated_owner() {
+        let identities = [identity(
+            &["ClusterExtension.${name}"],
+            &["system:serviceaccount:helm-releases:*"],
+            &[],
+        )];
+        let impostor = Acting::of(
+            &user("system:serviceaccount:helm-releases:*", &[]),
+            &identities,
         );
-        assert_eq!(service_account("system:serviceaccount:ns"), None);
-        assert_eq!(service_account("system:serviceaccount::sa"), None);
-        assert_eq!(service_account("alice"), None);
+        assert_eq!(impostor.to_string(), "none");
+        assert!(!impostor.acts_for("ClusterExtension.cert-manager"));
+        let release = Acting::of(
+            &user("system:serviceaccount:helm-releases:cert-manager", &[]),
+            &identities,
+        );
+        assert_eq!(release.to_string(), r#""ClusterExtension.cert-manager""#);
     }
 }

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::identity::{Identity, SERVICE_ACCOUNT_PREFIX, TEMPLATES};
+use crate::identity::{Identity, SERVICE_ACCOUNT_PREFIX, TEMPLATES, is_dns_subdomain};
 use crate::owner::{Claim, OwnerLabel};
 
 /// The owner label of the default settings.
@@ -408,15 +408,7 @@ fn check_dns_subdomain(prefix: &str) -> Result<(), String> {
     if prefix.is_empty() || prefix.len() > 253 {
         return Err("must be 1 to 253 characters".to_owned());
     }
-    let valid_part = |part: &str| {
-        !part.is_empty()
-            && part.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-            && part.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-            && part
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    if !prefix.split('.').all(valid_part) {
+    if !is_dns_subdomain(prefix) {
         return Err("must be a DNS subdomain: lowercase alphanumerics, '-' and '.'".to_owned());
     }
     Ok(())
