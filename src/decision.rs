@@ -188,7 +188,7 @@ impl<'a> Reading<'a> {
                     .map(|new| Claim::read(label, &new.metadata.labels)),
             })
             .collect();
-        let acting = (!settings.identities.is_empty())
+        let acting = (!settings.identities.is_empty() && !request.is_audit_replay())
             .then(|| Acting::of(&request.user_info, &settings.identities));
         Ok(Reading {
             request,
@@ -202,8 +202,12 @@ impl<'a> Reading<'a> {
         })
     }
 
-    /// Applies every rule: each entry's, then the offer's.
+    /// Applies every rule: each entry's, then the offer's. An audit replay is judged on the
+    /// stored object's state alone: nobody acts in it.
     fn judge(&self) -> Judged<'a> {
+        if self.request.is_audit_replay() {
+            return self.judge_state();
+        }
         let mut violations: Vec<_> = self
             .entries
             .iter()
@@ -220,6 +224,31 @@ impl<'a> Reading<'a> {
         Judged {
             violations,
             consume_offer,
+        }
+    }
+
+    /// The rules an object's state can break, for an audit replay: each owner label names a
+    /// valid owner, in scope; a pending offer names a valid owner in scope, other than the
+    /// current one, of an object that has an owner. Identity, `writes`, stamping and `adoption`
+    /// judge an act, and a replay is none.
+    fn judge_state(&self) -> Judged<'a> {
+        let mut violations: Vec<_> = self
+            .entries
+            .iter()
+            .filter_map(|entry| {
+                let owner = entry.new.filter(|claim| !claim.is_none())?;
+                let (rule, reason) = self.check_owner(entry.label, owner).err()?;
+                Some(self.violation(rule, &entry.label.key, Change::kept(owner), reason))
+            })
+            .collect();
+        if let Some(to) = self.new_offer.as_deref()
+            && let OfferVerdict::Deny(offer_violations) = self.check_offer_of_owners(Some(to))
+        {
+            violations.extend(offer_violations);
+        }
+        Judged {
+            violations,
+            consume_offer: false,
         }
     }
 
@@ -333,25 +362,31 @@ impl<'a> Reading<'a> {
                     .into_iter()
                     .collect(),
             ),
-            OfferRule::Check { to } => {
-                let owned = self.entries.iter().filter_map(|entry| {
-                    let owner = entry.new.filter(|claim| !claim.is_none())?;
-                    Some((entry.label, owner))
-                });
-                let mut violations: Vec<_> = owned
-                    .clone()
-                    .filter_map(|(label, owner)| {
-                        let reason = self.check_offer(label, owner, to)?;
-                        Some(deny(Change::kept(owner), reason))
-                    })
-                    .collect();
-                if owned.clone().next().is_none() && to.is_some() {
-                    let reason = "the object has no owner to hand it over".to_owned();
-                    violations.push(deny(Change::kept(Claim::default()), reason));
-                }
-                OfferVerdict::deny_any(violations)
-            }
+            OfferRule::Check { to } => self.check_offer_of_owners(to),
         }
+    }
+
+    /// Checks an offer (`to`) made, changed or withdrawn on the new object, for each owner the
+    /// new object has; an offer of an object without an owner is denied.
+    fn check_offer_of_owners(&self, to: Option<&str>) -> OfferVerdict<'a> {
+        let annotation = self.settings.transfer_annotation.as_str();
+        let deny = |change, reason| self.violation(Rule::Offer, annotation, change, reason);
+        let owned = self.entries.iter().filter_map(|entry| {
+            let owner = entry.new.filter(|claim| !claim.is_none())?;
+            Some((entry.label, owner))
+        });
+        let mut violations: Vec<_> = owned
+            .clone()
+            .filter_map(|(label, owner)| {
+                let reason = self.check_offer(label, owner, to)?;
+                Some(deny(Change::kept(owner), reason))
+            })
+            .collect();
+        if owned.clone().next().is_none() && to.is_some() {
+            let reason = "the object has no owner to hand it over".to_owned();
+            violations.push(deny(Change::kept(Claim::default()), reason));
+        }
+        OfferVerdict::deny_any(violations)
     }
 
     /// Why the requester may not make, change or withdraw an offer (`to`) of an object that
@@ -669,6 +704,91 @@ mod tests {
             .map(|message| message.split_once(':').unwrap().0)
             .collect();
         assert_eq!(keys, ["appID", "camel.apache.org/operator.id"]);
+    }
+
+    /// The audit scanner's replay of a stored object: CREATE, an empty `userInfo`.
+    fn replay(kind: Value, namespace: &str, metadata: Value) -> Value {
+        json!({
+            "uid": "5c8e3f0a-1b2d-4e6f-8a9b-0c1d2e3f4a5b", "kind": kind,
+            "operation": "CREATE", "namespace": namespace, "name": "x", "userInfo": {},
+            "object": {"metadata": metadata},
+        })
+    }
+
+    #[test]
+    fn an_audit_replay_judges_the_stored_state_not_an_act() {
+        let crd = json!({"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"});
+        let config_map = json!({"group": "", "version": "v1", "kind": "ConfigMap"});
+        let olm = json!({
+            "ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
+                             "kindKey": "olm.operatorframework.io/owner-kind",
+                             "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}],
+            "identities": [{"owners": ["ClusterExtension.*"], "users": ["olm"]}],
+            "writes": "Owner", "stamp": true, "adoption": "Deny",
+        });
+        let pair = |kind: &str, name: &str| {
+            json!({"labels": {"olm.operatorframework.io/owner-kind": kind,
+                              "olm.operatorframework.io/owner-name": name}})
+        };
+        let offered = |owner: Value, to: &str| {
+            let mut metadata = owner;
+            metadata["annotations"] = json!({"single-owner-policy.io/offer": to});
+            metadata
+        };
+        #[rustfmt::skip]
+        let rows = [
+            // owned correctly, under identities, `writes: Owner`, `stamp` and `adoption: Deny`
+            (replay(crd.clone(), "", pair("ClusterExtension", "cert-manager")), Outcome::Allow),
+            (replay(config_map.clone(), "team-a", pair("Extension", "team-a.argocd")), Outcome::Allow),
+            // unowned: nothing to report, and nothing stamped
+            (replay(crd.clone(), "", json!({})), Outcome::Allow),
+            (replay(crd.clone(), "", offered(pair("ClusterExtension", "a"), "ClusterExtension.b")), Outcome::Allow),
+            (replay(crd.clone(), "", pair("Extension", "team-a.argocd")), Outcome::Deny(vec![
+                r#"olm.operatorframework.io/owner-name: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#.to_owned()])),
+            (replay(config_map.clone(), "team-b", pair("Extension", "team-a.argocd")), Outcome::Deny(vec![
+                r#"olm.operatorframework.io/owner-name: namespace scope: ConfigMap team-b/x is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#.to_owned()])),
+            (replay(crd.clone(), "", json!({"labels": {"olm.operatorframework.io/owner-name": "cert-manager"}})), Outcome::Deny(vec![
+                r#"olm.operatorframework.io/owner-name: owner value: CustomResourceDefinition x is owned by name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#.to_owned()])),
+            (replay(crd.clone(), "", offered(json!({}), "ClusterExtension.b")), Outcome::Deny(vec![
+                "single-owner-policy.io/offer: offer: CustomResourceDefinition x is owned by none: the object has no owner to hand it over".to_owned()])),
+            (replay(crd, "", offered(pair("ClusterExtension", "a"), "Extension.team-a.b")), Outcome::Deny(vec![
+                r#"single-owner-policy.io/offer: offer: CustomResourceDefinition x is owned by "ClusterExtension.a": the offer names "Extension.team-a.b", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#.to_owned()])),
+        ];
+        for (request, expected) in rows {
+            assert_eq!(decide(&request, &olm), expected, "{request}");
+        }
+    }
+
+    #[test]
+    fn only_a_request_without_a_user_name_is_an_audit_replay() {
+        let settings = camel_k(json!({"stamp": true}));
+        for user in ["system:anonymous", "alice", OPERATOR_1] {
+            let mut request = replay(
+                json!({"group": "camel.apache.org", "version": "v1", "kind": "Integration"}),
+                "shop",
+                json!({}),
+            );
+            request["userInfo"] = json!({"username": user});
+            let stamped = decide(&request, &settings);
+            assert_eq!(stamped == Outcome::Allow, user != OPERATOR_1, "{user}");
+            request["object"]["metadata"] = owned_by("operator-2");
+            let Outcome::Deny(messages) = decide(&request, &settings) else {
+                panic!("{user} set an owner it does not act for");
+            };
+            assert!(
+                messages[0].contains(" identity denied for "),
+                "{messages:?}"
+            );
+        }
+        let mut update = integration("UPDATE", "", owned_by("operator-1"), owned_by("operator-2"));
+        update["userInfo"] = json!({});
+        let Outcome::Deny(messages) = decide(&update, &camel_k(json!({}))) else {
+            panic!("an UPDATE without a user name is no replay");
+        };
+        assert!(
+            messages[0].contains(" owner change denied for "),
+            "{messages:?}"
+        );
     }
 
     #[test]

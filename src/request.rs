@@ -43,6 +43,14 @@ pub struct AdmissionRequest<'a> {
 }
 
 impl AdmissionRequest<'_> {
+    /// Whether the request is Kubewarden's audit scanner replaying a stored object: a CREATE
+    /// with no user name. The API server names every requester, `system:anonymous` at least;
+    /// the scanner (`newAdmissionRequest` in kubewarden-controller's
+    /// `internal/audit-scanner/scanner`) sends an empty `userInfo`.
+    pub fn is_audit_replay(&self) -> bool {
+        self.operation == Operation::Create && self.user_info.username.is_empty()
+    }
+
     /// Whether the request targets a subresource (`status`, `scale`, …) of the object.
     pub fn is_subresource(&self) -> bool {
         !self.sub_resource.is_empty()

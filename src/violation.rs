@@ -7,7 +7,13 @@
 //! ```
 //!
 //! The second form is for a rule that fails while the owner stays: writes under `writes:
-//! Owner`, offers. Several violations are one per line: no reason holds a line break.
+//! Owner`, offers. An audit replay judges a stored object's state, not an act:
+//!
+//! ```text
+//! {key}: {rule}: {object} is owned by {owner}: {reason}
+//! ```
+//!
+//! Several violations are one per line: no reason holds a line break.
 
 use std::fmt;
 
@@ -98,9 +104,15 @@ impl fmt::Display for Violation<'_> {
             reason,
         } = self;
         let rule = rule.name();
-        let Subject { operation, object } = subject;
+        let Subject {
+            operation,
+            object,
+            audit,
+        } = subject;
         let Change { old, new } = change;
-        if old == new {
+        if *audit {
+            write!(f, "{key}: {rule}: {object} is owned by {new}: {reason}")
+        } else if old == new {
             write!(
                 f,
                 "{key}: {rule} denied for {operation} of {object}, owned by {old}: {reason}"
@@ -121,6 +133,9 @@ pub struct Subject<'a> {
     pub operation: Operation,
     /// The object, as messages name it.
     pub object: ObjectRef<'a>,
+    /// Whether the request is an audit replay: the stored object's state, not an act, is
+    /// judged, and messages say what is wrong with it (for a PolicyReport).
+    pub audit: bool,
 }
 
 impl<'a> Subject<'a> {
@@ -137,6 +152,7 @@ impl<'a> Subject<'a> {
         };
         Subject {
             operation: request.operation,
+            audit: request.is_audit_replay(),
             object: ObjectRef {
                 kind: &request.kind.kind,
                 namespace,
@@ -216,6 +232,7 @@ mod tests {
             subject: Subject {
                 operation: Operation::Update,
                 object,
+                audit: false,
             },
             change,
             reason: "why".to_owned(),
@@ -243,6 +260,22 @@ mod tests {
         for (violation, message) in rows {
             assert_eq!(violation.to_string(), message);
         }
+    }
+
+    #[test]
+    fn an_audit_replay_says_what_is_wrong_with_the_stored_object() {
+        let owned = Change::kept(claim("Extension.team-a.argocd"));
+        let mut violation = violation(
+            Rule::ClusterScope,
+            object("CustomResourceDefinition", "", ""),
+            owned,
+        );
+        violation.subject.operation = Operation::Create;
+        violation.subject.audit = true;
+        assert_eq!(
+            violation.to_string(),
+            r#"appID: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": why"#
+        );
     }
 
     #[test]
