@@ -103,7 +103,7 @@ fuzz:
 	cd fuzz && for target in validate validate_settings; do \
 		mkdir -p corpus/$$target && cp -n seeds/$$target/* corpus/$$target/ && \
 		cargo fuzz run --sanitizer none $$target corpus/$$target -- \
-			-max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 || exit 1; \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=262144 -timeout=10 || exit 1; \
 	done
 
 .PHONY: push

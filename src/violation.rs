@@ -95,6 +95,8 @@ pub struct Violation<'a> {
 }
 
 impl fmt::Display for Violation<'_> {
+    /// One line: line breaks that a value brings in (a user name, an annotation) are escaped,
+    /// so that violations split on lines.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Violation {
             rule,
@@ -110,18 +112,17 @@ impl fmt::Display for Violation<'_> {
             audit,
         } = subject;
         let Change { old, new } = change;
-        if *audit {
-            write!(f, "{key}: {rule}: {object} is owned by {new}: {reason}")
+        let line = if *audit {
+            format!("{key}: {rule}: {object} is owned by {new}: {reason}")
         } else if old == new {
-            write!(
-                f,
-                "{key}: {rule} denied for {operation} of {object}, owned by {old}: {reason}"
-            )
+            format!("{key}: {rule} denied for {operation} of {object}, owned by {old}: {reason}")
         } else {
-            write!(
-                f,
-                "{key}: {rule} denied for {object} from {old} to {new}: {reason}"
-            )
+            format!("{key}: {rule} denied for {object} from {old} to {new}: {reason}")
+        };
+        if line.contains(['\n', '\r']) {
+            f.write_str(&line.replace('\n', "\\n").replace('\r', "\\r"))
+        } else {
+            f.write_str(&line)
         }
     }
 }
@@ -307,6 +308,23 @@ mod tests {
                 "owner writes",
                 "offer"
             ]
+        );
+    }
+
+    #[test]
+    fn a_violation_is_one_line_whatever_its_values_hold() {
+        let mut broken = violation(
+            Rule::OwnerChange,
+            object("ConfigMap", "team-a", ""),
+            Change {
+                old: claim("a"),
+                new: claim("b\nc"),
+            },
+        );
+        broken.reason = "offer b\nc\r".to_owned();
+        assert_eq!(
+            broken.to_string(),
+            r#"appID: owner change denied for ConfigMap team-a/x from "a" to "b\nc": offer b\nc\r"#
         );
     }
 
