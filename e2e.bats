@@ -477,9 +477,14 @@ OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
     allowed
     evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-handoff-2-accepted-by-operator-2.json
     allowed
-    for sample in examples/camel-k/allowed-integration-handoff-*.json; do
-        [ "$(jq -r '.object.metadata.labels["camel.apache.org/operator.id"]' "$sample")" != null ]
-    done
+    # The samples are one history: what the offer stored is what the accepting update starts
+    # from, and no step stores the Integration without an owner.
+    offered=examples/camel-k/allowed-integration-handoff-1-offered-to-operator-2.json
+    accepted=examples/camel-k/allowed-integration-handoff-2-accepted-by-operator-2.json
+    [ "$(jq -c .object.metadata.labels "$offered")" = "$(jq -c .oldObject.metadata.labels "$accepted")" ]
+    [ "$(jq -c .object.metadata.annotations "$offered")" = "$(jq -c .oldObject.metadata.annotations "$accepted")" ]
+    [ "$(jq -r '.object.metadata.labels["camel.apache.org/operator.id"]' "$offered")" = operator-1 ]
+    [ "$(jq -r '.object.metadata.labels["camel.apache.org/operator.id"]' "$accepted")" = operator-2 ]
 }
 
 @test "handoff: only the offered owner may take the object, and only by consuming the offer" {
@@ -677,4 +682,73 @@ raw_unreadable() {
     raw validate_settings "$BATS_TEST_TMPDIR/yaml-settings"
     [ "$(jq -r .valid <<<"$output")" = false ]
     [ "$(jq -r .message <<<"$output")" = 'expected value at line 1 column 1' ]
+}
+
+# --- audit: Kubewarden's audit scanner replays stored objects (see README, "Visibility") ----
+
+# The request the audit scanner sends for the object of a sample (or any request file's
+# `.object`, edited by an optional jq filter): CREATE, an empty userInfo, kind and resource
+# from the object (newAdmissionRequest in kubewarden-controller's internal/audit-scanner).
+#   replay FILE [FILTER]
+replay() {
+    local file="$BATS_TEST_TMPDIR/replay-$RANDOM.json"
+    jq "(.object | ${2:-.}) as \$o | (\$o.apiVersion | split(\"/\")) as \$gv
+        | (if (\$gv | length) == 2 then \$gv else [\"\", \$gv[0]] end) as [\$group, \$version]
+        | {group: \$group, version: \$version, kind: \$o.kind} as \$gvk
+        | {uid: (\$o.metadata.uid // \"\"), kind: \$gvk, requestKind: \$gvk,
+           resource: {group: \$group, version: \$version, resource: \$o.kind},
+           name: \$o.metadata.name, operation: \"CREATE\", userInfo: {}, object: \$o}
+        + if \$o.metadata.namespace then {namespace: \$o.metadata.namespace} else {} end" \
+        "$1" >"$file"
+    echo "$file"
+}
+
+@test "audit: every owned object of the samples passes its setup's replay, identities and writes: Owner included" {
+    for setup in app-id olm-v1 camel-k helm; do
+        for sample in examples/$setup/allowed-*.json; do
+            [ "$(jq -r '.object != null and (.subResource // "") == ""' "$sample")" = true ] || continue
+            evaluate "examples/$setup/settings.yaml" "$(replay "$sample")"
+            allowed
+            [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+        done
+    done
+}
+
+@test "audit: a replay never stamps, even where every requester acts for an owner" {
+    settings='{"identities": [{"owners": ["ClusterExtension.cert-manager"], "users": ["*"]}], "stamp": true}'
+    evaluate "$settings" "$(replay test_data/crd-create-cluster-owner.json '.metadata.labels = {}')"
+    allowed
+    [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+}
+
+@test "audit: an owner out of scope, an invalid owner and half a pair fail, naming the owner and the rule" {
+    evaluate examples/helm/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
+    denied "appID: cluster scope: CustomResourceDefinition applications.argoproj.io is owned by \"Extension.team-a.argocd\": $CLUSTER_ONLY"
+    evaluate examples/app-id/settings.yaml "$(replay test_data/configmap-create-other-namespace.json)"
+    denied 'appID: namespace scope: ConfigMap team-b/argocd-cm is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-unknown-kind.json)"
+    denied 'appID: owner value: CustomResourceDefinition applications.argoproj.io is owned by "Operator.argocd": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
+    evaluate examples/olm-v1/settings.yaml "$(replay examples/olm-v1/denied-deployment-half-pair.json)"
+    denied 'olm.operatorframework.io/owner-name: owner value: Deployment cert-manager/cert-manager-webhook is owned by name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together'
+}
+
+@test "audit: a dangling or invalid offer fails" {
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json '.metadata.labels = {} | .metadata.annotations["single-owner-policy.io/offer"] = "ClusterExtension.b"')"
+    denied 'single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by none: the object has no owner to hand it over'
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json '.metadata.annotations["single-owner-policy.io/offer"] = "Extension.team-a.b"')"
+    denied "single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by \"ClusterExtension.cert-manager\": the offer names \"Extension.team-a.b\", which cannot own the object: $CLUSTER_ONLY"
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json '.metadata.annotations["single-owner-policy.io/offer"] = "ClusterExtension.b"')"
+    allowed
+}
+
+@test "audit: the runner's --audit sends the scanner's request" {
+    [[ $(basename "$KWCTL") == runner ]] || skip "needs the repo's runner (run --audit)"
+    jq .object test_data/crd-create-namespaced-owner.json >"$BATS_TEST_TMPDIR/crd.json"
+    run --separate-stderr "$KWCTL" run --audit --settings-path examples/helm/settings.yaml \
+        --request-path "$BATS_TEST_TMPDIR/crd.json" "$POLICY"
+    [ "$status" -eq 0 ]
+    via_flag=$output
+    evaluate examples/helm/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
+    [ "$via_flag" = "$output" ]
+    [ "$(jq -r .allowed <<<"$output")" = false ]
 }

@@ -39,10 +39,11 @@ fn policies_agree_with_metadata_and_their_settings_file() {
             !stamps || metadata["mutating"].as_bool().unwrap(),
             "{setup}"
         );
-        // The rules of metadata.yml, in order, each with the operations the settings need.
+        // The rules of metadata.yml, in order, each with the operations the settings need; then
+        // the audit rules of kinds that only this setup's installers bring (Camel K's).
         let rules = spec["rules"].as_sequence().unwrap();
         let all = metadata["rules"].as_sequence().unwrap();
-        assert_eq!(rules.len(), all.len(), "{setup}: rules");
+        assert!(rules.len() >= all.len(), "{setup}: rules");
         for (rule, all) in rules.iter().zip(all) {
             for field in ["apiGroups", "apiVersions", "resources"] {
                 assert_eq!(rule[field], all[field], "{setup}: {field}");
@@ -54,6 +55,9 @@ fn policies_agree_with_metadata_and_their_settings_file() {
                 "{setup}: {operations:?}"
             );
         }
+        for extra in &rules[all.len()..] {
+            assert!(auditable(extra), "{setup}: {extra:?} is no audit rule");
+        }
         let operations = rules[0]["operations"].as_sequence().unwrap();
         let guards_deletes = settings["writes"].as_str() == Some("Owner");
         assert_eq!(
@@ -64,6 +68,89 @@ fn policies_agree_with_metadata_and_their_settings_file() {
         let settings = serde_json::to_vec(&settings).unwrap();
         let response = policy::validate_settings(&settings);
         assert!(response.valid, "{setup}: {:?}", response.message);
+    }
+}
+
+/// Whether Kubewarden's audit scanner replays the objects a rule names: it skips rules with a
+/// wildcard in apiGroups, apiVersions or resources, and rules without CREATE.
+fn auditable(rule: &Value) -> bool {
+    let concrete = |field: &str| {
+        rule[field]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .all(|value| !value.as_str().unwrap().contains('*'))
+    };
+    ["apiGroups", "apiVersions", "resources"]
+        .into_iter()
+        .all(concrete)
+        && rule["operations"]
+            .as_sequence()
+            .unwrap()
+            .contains(&Value::from("CREATE"))
+}
+
+/// Every policy, and metadata.yml, has rules the audit scanner replays, for the kinds installers
+/// create: CRDs, RBAC, workloads, configuration, webhooks, API services.
+#[test]
+fn policies_have_rules_the_audit_scanner_replays() {
+    let audited = |rules: &Value| -> Vec<String> {
+        rules
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter(|rule| auditable(rule))
+            .flat_map(|rule| rule["resources"].as_sequence().unwrap().clone())
+            .map(|resource| resource.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let metadata = yaml(root().join("metadata.yml"));
+    let kinds = [
+        "customresourcedefinitions",
+        "namespaces",
+        "clusterroles",
+        "clusterrolebindings",
+        "roles",
+        "rolebindings",
+        "serviceaccounts",
+        "deployments",
+        "services",
+        "configmaps",
+        "secrets",
+        "jobs",
+        "validatingwebhookconfigurations",
+        "mutatingwebhookconfigurations",
+        "apiservices",
+    ];
+    let mut documents = vec![("metadata.yml".to_owned(), metadata["rules"].clone())];
+    for setup in SETUPS {
+        let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
+        documents.push((setup.to_owned(), policy["spec"]["rules"].clone()));
+    }
+    for (name, rules) in &documents {
+        let resources = audited(rules);
+        for kind in kinds {
+            assert!(
+                resources.iter().any(|r| r == kind),
+                "{name}: no audit rule for {kind}"
+            );
+        }
+    }
+    let camel_k = &documents
+        .iter()
+        .find(|(name, _)| name == "camel-k")
+        .unwrap()
+        .1;
+    for kind in [
+        "integrations",
+        "integrationplatforms",
+        "integrationkits",
+        "builds",
+    ] {
+        assert!(
+            audited(camel_k).iter().any(|r| r == kind),
+            "camel-k: {kind}"
+        );
     }
 }
 
@@ -129,6 +216,13 @@ fn samples_get_the_verdict_their_name_announces() {
                 response.message
             );
             assert_eq!(response.message.is_some(), !expected, "{setup}/{name}");
+            // A denied sample is denied by a rule (403), not refused as unreadable (400).
+            let code = (!expected).then_some(403);
+            assert_eq!(
+                response.code, code,
+                "{setup}/{name}: {:?}",
+                response.message
+            );
             let stamped = name.ends_with("-stamped.json");
             assert_eq!(response.mutated_object.is_some(), stamped, "{setup}/{name}");
             samples += 1;

@@ -48,17 +48,63 @@ fn settings_from_value(value: Value) -> Result<Settings> {
 /// policy-evaluator's typed [`AdmissionRequest`] and serialised again from it:
 /// exactly what kwctl and policy-server hand the policy.
 pub fn load_request(path: &str) -> Result<Value> {
-    let text = if path == "-" {
+    let text = read_request_file(path)?;
+    admission_request(serde_json::from_str(&text)?)
+}
+
+/// The request Kubewarden's audit scanner sends for the stored object in the file (`-` reads
+/// standard input): a CREATE of the object, with its kind (the resource named by the kind, as
+/// the scanner names it), name and namespace, and an empty `userInfo`
+/// (`newAdmissionRequest` in kubewarden-controller's `internal/audit-scanner/scanner`).
+pub fn load_audit_request(path: &str) -> Result<Value> {
+    let text = read_request_file(path)?;
+    let object: Value = serde_json::from_str(&text)?;
+    let text_of = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let (api_version, kind) = (text_of("/apiVersion"), text_of("/kind"));
+    if api_version.is_empty() || kind.is_empty() {
+        bail!("the object to audit has no apiVersion or kind");
+    }
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let kind_of = serde_json::json!({"group": group, "version": version, "kind": kind});
+    let mut request = serde_json::json!({
+        "uid": text_of("/metadata/uid"),
+        "kind": kind_of,
+        "resource": {"group": group, "version": version, "resource": kind},
+        "requestKind": kind_of,
+        "operation": "CREATE",
+        "userInfo": {},
+        "object": object,
+        "oldObject": null,
+        "options": null,
+    });
+    for (field, pointer) in [
+        ("name", "/metadata/name"),
+        ("namespace", "/metadata/namespace"),
+    ] {
+        let value = text_of(pointer);
+        if !value.is_empty() {
+            request[field] = Value::from(value);
+        }
+    }
+    admission_request(request)
+}
+
+fn read_request_file(path: &str) -> Result<String> {
+    if path == "-" {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
             .map_err(|error| anyhow!("Error reading request from stdin: {error}"))?;
-        text
+        Ok(text)
     } else {
         fs::read_to_string(path)
-            .map_err(|error| anyhow!("Error opening request file {path}; {error}"))?
-    };
-    admission_request(serde_json::from_str(&text)?)
+            .map_err(|error| anyhow!("Error opening request file {path}; {error}"))
+    }
 }
 
 /// The typed AdmissionRequest in a request document, serialised again; the
@@ -254,6 +300,26 @@ mod tests {
         ] {
             assert_eq!(refused(edit), format!("{prefix}{reason}"));
         }
+    }
+
+    #[test]
+    fn an_audited_object_becomes_the_scanners_request() {
+        let path = std::env::temp_dir().join(format!("audit-{}.json", std::process::id()));
+        let object = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "team-a", "uid": "u-7", "labels": {"appID": "x"}}});
+        fs::write(&path, object.to_string()).unwrap();
+        let request = load_audit_request(path.to_str().unwrap()).unwrap();
+        fs::remove_file(&path).unwrap();
+        let gvk = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
+        assert_eq!(
+            request,
+            json!({
+                "uid": "u-7", "kind": gvk, "requestKind": gvk,
+                "resource": {"group": "apps", "version": "v1", "resource": "Deployment"},
+                "name": "web", "namespace": "team-a", "operation": "CREATE",
+                "userInfo": {}, "object": object,
+            })
+        );
     }
 
     #[test]

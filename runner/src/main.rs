@@ -80,6 +80,11 @@ struct RunArgs {
     /// Compile the module even when wasmtime's cache holds it.
     #[arg(long)]
     disable_wasmtime_cache: bool,
+
+    /// The request file holds a stored object: evaluate the request Kubewarden's audit scanner
+    /// sends for it (a CREATE with an empty userInfo).
+    #[arg(long)]
+    audit: bool,
 }
 
 /// The policy, its settings and the request, named as `kwctl run` names them.
@@ -130,6 +135,15 @@ struct BenchArgs {
     json: bool,
 }
 
+/// What the request file holds.
+#[derive(Debug, Clone, Copy)]
+enum RequestFile {
+    /// An AdmissionRequest, or an AdmissionReview.
+    Request,
+    /// A stored object, to replay as the audit scanner does.
+    AuditedObject,
+}
+
 /// Everything an evaluation needs, read from the command line.
 struct Loaded {
     policy: Policy,
@@ -140,10 +154,13 @@ struct Loaded {
 impl PolicyArgs {
     /// Read the settings, the request and the module, and check the
     /// settings with the policy, failing as kwctl does when they are invalid.
-    fn load(&self, cache: Cache) -> Result<Loaded> {
+    fn load(&self, cache: Cache, file: RequestFile) -> Result<Loaded> {
         let settings =
             input::load_settings(self.settings_json.as_deref(), self.settings_path.as_deref())?;
-        let request = input::load_request(&self.request_path)?;
+        let request = match file {
+            RequestFile::Request => input::load_request(&self.request_path)?,
+            RequestFile::AuditedObject => input::load_audit_request(&self.request_path)?,
+        };
         let timeout = Duration::from_millis(self.timeout_ms);
         let policy = Policy::from_file(&self.policy, timeout, self.verbose, cache)?;
 
@@ -176,9 +193,14 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => {
+            let file = if args.audit {
+                RequestFile::AuditedObject
+            } else {
+                RequestFile::Request
+            };
             let loaded = args
                 .policy
-                .load(Cache::from_flag(args.disable_wasmtime_cache))?;
+                .load(Cache::from_flag(args.disable_wasmtime_cache), file)?;
             let response = loaded.policy.validate(&loaded.request, &loaded.settings);
             println!("{}", serde_json::to_string(&response)?);
         }
@@ -195,7 +217,7 @@ fn run(command: Command) -> Result<()> {
         }
         Command::Bench(args) => {
             // Compiled afresh: the report gives the compile time.
-            let loaded = args.policy.load(Cache::Off)?;
+            let loaded = args.policy.load(Cache::Off, RequestFile::Request)?;
             let report = bench::run(
                 &loaded.policy,
                 &loaded.request,
