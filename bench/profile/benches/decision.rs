@@ -22,21 +22,39 @@ fn payload(fixture: &str, settings: &str) -> Vec<u8> {
 }
 
 fn decisions(c: &mut Criterion) {
+    // Each case is measured only after it got the verdict its name says.
     let cases = [
         (
             "configmap create, allowed",
             payload("configmap-create-own-namespace", "{}"),
+            Some(true),
         ),
         (
             "crd update, owner change denied",
             payload("crd-update-owner-change", "{}"),
+            Some(false),
         ),
         (
             "job update, unchanged owner",
             payload("job-update-legacy-owner", "{}"),
+            Some(true),
         ),
     ];
-    for (name, payload) in &cases {
+    for (name, payload, accepted) in &cases {
+        let response = policy::validate(payload);
+        assert_eq!(
+            Some(response.accepted),
+            *accepted,
+            "{name}: {:?}",
+            response.message
+        );
+        if !response.accepted {
+            let message = response.message.unwrap_or_default();
+            assert!(
+                message.starts_with("appID: owner change denied"),
+                "{name}: {message}"
+            );
+        }
         c.bench_function(name, |b| b.iter(|| policy::validate(black_box(payload))));
     }
     for fixture in &bench_fixtures::FIXTURES {
