@@ -577,6 +577,13 @@ unreadable() {
     [[ $stderr == *'cannot build AdmissionRequest object from given input: invalid type: string "system:masters", expected a sequence'* ]]
 }
 
+@test "hostile: a request nested deeper than a JSON parser goes is refused by the host" {
+    run --separate-stderr "$KWCTL" run --settings-json '{}' --request-path "$HOSTILE/deeply-nested-object.json" "$POLICY"
+    echo "stderr: $stderr"
+    [ "$status" -eq 1 ]
+    [[ $stderr == *"recursion limit exceeded"* ]]
+}
+
 @test "hostile: the policy's own answer to mistyped fields that hosts refuse (runner call)" {
     # kwctl and policy-server refuse these requests before any policy runs (see the test
     # above); the policy must still answer them with a 400 naming the field, never trap.
