@@ -256,13 +256,13 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
     denied "appID: cluster scope denied for Namespace cert-manager (subresource status) from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
 }
 
-@test "subresource: the kubelet's status write that keeps the labels passes under writes: Owner" {
-    evaluate examples/helm/settings.yaml test_data/pod-status-update-by-kubelet.json
-    allowed
-    evaluate examples/olm-v1/settings.yaml test_data/pod-status-update-by-kubelet.json
-    allowed
-    evaluate examples/helm/settings.yaml test_data/namespace-status-update.json
-    allowed
+@test "subresource: status writes that keep the labels pass under every example's settings, writes: Owner included" {
+    for setup in app-id olm-v1 camel-k helm; do
+        for status in pod-status-update-by-kubelet namespace-status-update; do
+            evaluate "examples/$setup/settings.yaml" "test_data/$status.json"
+            allowed
+        done
+    done
     # The same write on the Pod itself is the owner's to make.
     jq 'del(.subResource, .requestSubResource)' test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/main.json"
     evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/main.json"
