@@ -281,7 +281,15 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
     jq '.object.metadata.annotations["single-owner-policy.io/offer"] = "ClusterExtension.kube-prometheus-stack"' \
         test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/offer.json"
     evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/offer.json"
-    denied 'single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may offer it or withdraw an offer of it'
+    denied 'appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)
+single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may offer it or withdraw an offer of it'
+}
+
+@test "subresource: under writes: Owner, a status write that adds an owner label needs the current owner's requester" {
+    settings='{"ownerLabels": [{"key": "appID", "clusterKinds": ["ClusterExtension"]}, {"key": "camel.apache.org/operator.id"}],
+               "identities": [{"owners": ["operator-2"], "users": ["alice"]}], "writes": "Owner"}'
+    evaluate "$settings" "$(status_write pod-status-update-by-kubelet.json '.object.metadata.labels["camel.apache.org/operator.id"] = "operator-2"' alice)"
+    denied 'appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user alice acts for "operator-2", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
 # --- settings errors ------------------------------------------------------------

@@ -90,10 +90,12 @@ impl<'a> Sides<'a> {
 /// move an object between owners; one that keeps them is accepted whoever sends it, since
 /// kubelets and controllers write the status of every owner's objects.
 fn subresource_changes_ownership(request: &AdmissionRequest<'_>, settings: &Settings) -> bool {
-    let (Operation::Update, Some(old), Some(new)) =
-        (request.operation, &request.old_object, &request.object)
-    else {
+    if request.operation != Operation::Update {
         return false;
+    }
+    // Without both objects, an UPDATE is unreadable (400), on a subresource too.
+    let (Some(old), Some(new)) = (&request.old_object, &request.object) else {
+        return true;
     };
     if request.body_is_a_scale() {
         return false;
@@ -328,11 +330,10 @@ impl<'a> Reading<'a> {
     }
 
     /// Under `writes: Owner`, an UPDATE or DELETE of an owned object requires acting for its
-    /// owner. Status writers act for every owner: a subresource write is judged on what it
-    /// changes, never on who writes it.
+    /// owner — through a subresource too, when the write changes what the rules guard (one that
+    /// does not is never judged: status writers write for every owner's objects).
     fn check_writes(&self, key: &'a str, owner: Claim<'a>) -> Option<Violation<'a>> {
-        if self.settings.writes != Writes::Owner || owner.is_none() || self.request.is_subresource()
-        {
+        if self.settings.writes != Writes::Owner || owner.is_none() {
             return None;
         }
         let reason = self.not_acting_for(owner, "update or delete")?;
@@ -356,12 +357,15 @@ impl<'a> Reading<'a> {
         match rule {
             OfferRule::Fine => OfferVerdict::Fine,
             OfferRule::Consume if self.settings.stamp => OfferVerdict::Consume,
-            OfferRule::Consume | OfferRule::OfferWithMove => OfferVerdict::deny_any(
-                moved
-                    .map(|entry| deny(entry.change(), rule.reason(annotation)))
-                    .into_iter()
-                    .collect(),
-            ),
+            OfferRule::Consume | OfferRule::OfferWithMove => {
+                let creating = self.request.operation == Operation::Create;
+                OfferVerdict::deny_any(
+                    moved
+                        .map(|entry| deny(entry.change(), rule.reason(annotation, creating)))
+                        .into_iter()
+                        .collect(),
+                )
+            }
             OfferRule::Check { to } => self.check_offer_of_owners(to),
         }
     }
@@ -807,8 +811,11 @@ mod tests {
         let rows = [
             (status(owned_by("operator-1"), owned_by("operator-1"), integration_kind.clone()), Outcome::Allow),
             (status(json!({}), owned_by("operator-1"), scale), Outcome::Allow),
+            // judged like a write of the object itself: `writes: Owner` included
             (status(owned_by("operator-1"), offered("operator-1", "operator-2"), integration_kind.clone()),
-             Outcome::Deny(vec!["single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may offer it or withdraw an offer of it".to_owned()])),
+             Outcome::Deny(vec![
+                "camel.apache.org/operator.id: owner writes denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may update or delete it (writes: Owner)".to_owned(),
+                "single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may offer it or withdraw an offer of it".to_owned()])),
             (status(owned_by("operator-1"), json!({}), integration_kind),
              Outcome::Deny(vec!["camel.apache.org/operator.id: identity denied for Integration shop/orders (subresource status) from \"operator-1\" to none: user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may remove it".to_owned()])),
         ];

@@ -56,14 +56,19 @@ pub fn change_hint(annotation: &str, offered: Option<&str>, to: &str) -> String 
 }
 
 impl OfferRule<'_> {
-    /// Why a `Consume` or an `OfferWithMove` is denied, and what to do instead.
-    pub fn reason(self, annotation: &str) -> String {
-        match self {
-            OfferRule::Consume => format!(
+    /// Why a `Consume` or an `OfferWithMove` is denied, and what to do instead; `creating` when
+    /// the request is a CREATE (which sets the owner).
+    pub fn reason(self, annotation: &str, creating: bool) -> String {
+        match (self, creating) {
+            (OfferRule::Consume, _) => format!(
                 "an update that changes or removes the owner consumes the offer; remove the \
                  annotation {annotation} in the same update"
             ),
-            _ => format!(
+            (_, true) => format!(
+                "an offer ({annotation}) is made in the CREATE that sets the owner; create the \
+                 object, then offer it in an update of its own"
+            ),
+            (_, false) => format!(
                 "an offer ({annotation}) is made in the update that changes the owner; change \
                  the owner and make an offer in separate updates"
             ),
@@ -105,14 +110,19 @@ mod tests {
     fn reasons_say_what_happened_and_what_to_do() {
         let annotation = "single-owner-policy.io/offer";
         assert_eq!(
-            OfferRule::Consume.reason(annotation),
+            OfferRule::Consume.reason(annotation, false),
             "an update that changes or removes the owner consumes the offer; remove the \
              annotation single-owner-policy.io/offer in the same update"
         );
         assert_eq!(
-            OfferRule::OfferWithMove.reason(annotation),
+            OfferRule::OfferWithMove.reason(annotation, false),
             "an offer (single-owner-policy.io/offer) is made in the update that changes the \
              owner; change the owner and make an offer in separate updates"
+        );
+        assert_eq!(
+            OfferRule::OfferWithMove.reason(annotation, true),
+            "an offer (single-owner-policy.io/offer) is made in the CREATE that sets the owner; \
+             create the object, then offer it in an update of its own"
         );
     }
 
