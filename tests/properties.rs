@@ -2691,3 +2691,84 @@ fn build(c: Choices) -> Case {
         },
     }
 }
+
+/// 9. An audit replay — a CREATE with an empty `userInfo`, as Kubewarden's audit scanner sends
+///    for every stored object — never fails an object whose owner labels name a valid owner in
+///    scope, whatever identities, `writes`, `stamp` and `adoption` say, and is never mutated.
+#[test]
+fn audit_replays_pass_correctly_owned_objects() {
+    let floors = [
+        ("replayed under identities", 25.0),
+        ("replayed under stamp: true", 10.0),
+        ("replayed under writes: Owner", 10.0),
+        ("replayed object with an owner", 60.0),
+    ];
+    let owners = select(vec![
+        (CRD, "", vec![(APP_ID_KEY, "ClusterExtension.cert-manager")]),
+        (NAMESPACE, "", vec![(APP_ID_KEY, "ClusterExtension.team-a")]),
+        (
+            CONFIG_MAP,
+            "team-a",
+            vec![(APP_ID_KEY, "Extension.team-a.argocd")],
+        ),
+        (
+            CONFIG_MAP,
+            "team-b",
+            vec![(APP_ID_KEY, "ClusterExtension.argocd")],
+        ),
+        (
+            CRD,
+            "",
+            vec![(OLM_KIND, "ClusterExtension"), (OLM_NAME, "cert-manager")],
+        ),
+        (
+            POD,
+            "team-a",
+            vec![(OLM_KIND, "Extension"), (OLM_NAME, "team-a.argocd")],
+        ),
+        (INTEGRATION, "shop", vec![(CAMEL, "operator-1")]),
+        (CRD, "", vec![]),
+    ]);
+    let settings = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+    check(
+        (owners, settings),
+        &floors,
+        |((kind, namespace, labels), flags), tally| {
+            let (identities, writes, stamp, deny_adoption) = flags;
+            let mut settings = json!({"ownerLabels": [
+            {"key": APP_ID_KEY, "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},
+            {"key": OLM_NAME, "kindKey": OLM_KIND, "clusterKinds": ["ClusterExtension"],
+             "namespacedKinds": ["Extension"]},
+            {"key": CAMEL}]});
+            if identities || writes || stamp {
+                settings["identities"] = json!([{"owners": ["operator-2"], "users": ["*"]}]);
+            }
+            if writes {
+                settings["writes"] = json!("Owner");
+            }
+            if stamp {
+                settings["stamp"] = json!(true);
+            }
+            if deny_adoption {
+                settings["adoption"] = json!("Deny");
+            }
+            let mut request = Request::create(kind, namespace, labels.as_slice()).json();
+            request["userInfo"] = json!({});
+            tally.count(
+                settings["identities"].is_array(),
+                "replayed under identities",
+            );
+            tally.count(stamp, "replayed under stamp: true");
+            tally.count(writes, "replayed under writes: Owner");
+            tally.count(!labels.is_empty(), "replayed object with an owner");
+            let payload = json!({"request": request, "settings": settings});
+            let response = policy::validate(&serde_json::to_vec(&payload).unwrap());
+            prop_assert!(response.accepted, "{:?} on {request}", response.message);
+            prop_assert!(
+                response.mutated_object.is_none(),
+                "a replay was mutated: {request}"
+            );
+            Ok(())
+        },
+    );
+}
