@@ -55,6 +55,7 @@ test:
 	cargo test
 	cargo test -p runner --profile runner
 	cargo test -p bench-fixtures
+	cargo test -p single-owner-manifest
 
 # Runs e2e.bats through the compiled module: with the runner, or with real kwctl
 # when KWCTL is set (then on annotated-policy.wasm).
@@ -81,6 +82,7 @@ bench: policy.wasm runner
 	./bench/compare $(RUNNER) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
+	cargo run --profile runner -p single-owner-manifest --example skip-rate -- --categories
 
 # A few iterations of every benchmark, so they cannot rot; no timing is asserted (bench/compare
 # does check that every module allows every fixture).
@@ -92,6 +94,16 @@ bench-smoke: policy.wasm runner
 	./bench/compare --smoke $(RUNNER) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
+	cargo run -p single-owner-manifest --example skip-rate -- --smoke
+
+# Prints the ClusterAdmissionPolicy for a settings file, with the matchConditions derived from
+# the settings (manifest/; see README, "Match conditions"); NAME overrides its name
+# (single-owner-<folder of the settings file>).
+#   make manifest SETTINGS=examples/helm/settings.yaml
+.PHONY: manifest
+manifest:
+	$(if $(SETTINGS),,$(error usage: make manifest SETTINGS=path/to/settings.yaml [NAME=name]))
+	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) $(if $(NAME),--name $(NAME))
 
 # Fuzzes the validate and validate_settings payloads, FUZZ_SECONDS each, from the
 # seeds in fuzz/seeds (cargo-fuzz on the stable toolchain, without sanitizers:

@@ -1,0 +1,163 @@
+//! The ClusterAdmissionPolicy for a settings file, with the match conditions derived from the
+//! settings ([`conditions`]), and a generated cluster traffic mix to measure how much of a
+//! cluster's writes the conditions send to policy-server ([`traffic`]).
+//!
+//! ```console
+//! make manifest SETTINGS=examples/helm/settings.yaml
+//! ```
+
+pub mod conditions;
+pub mod traffic;
+
+use single_owner_policy::Settings;
+
+pub use conditions::{MatchCondition, match_conditions};
+
+/// The policy module the manifests deploy (`tests` keep it equal to the examples').
+pub const MODULE: &str = "registry://ghcr.io/single-owner-policy/policies/single-owner:v0.1.0";
+
+/// Reads a settings file (YAML, or JSON, which is YAML too) as the policy reads its settings,
+/// and checks it as policy-server does when it loads the policy.
+pub fn read_settings(yaml: &str) -> Result<Settings, String> {
+    let document: serde_json::Value = match serde_yaml::from_str(yaml) {
+        Ok(document) => document,
+        Err(error) => return Err(format!("not YAML: {error}")),
+    };
+    let json = serde_json::to_vec(&document).map_err(|error| error.to_string())?;
+    let settings = Settings::from_json(&json)?;
+    settings.validate()?;
+    Ok(settings)
+}
+
+/// The match conditions as the `matchConditions` field of a policy's `spec`, with the comment
+/// that introduces them, indented for `spec`.
+pub fn match_conditions_yaml(settings: &Settings) -> String {
+    let mut yaml = String::from(
+        "  # Generated from the settings by `make manifest` (see README, \"Match conditions\"): the\n  \
+         # API server sends a request to policy-server only when the policy could deny, mutate or\n  \
+         # warn on it. Kubewarden's audit scanner calls policy-server directly, without them.\n  \
+         matchConditions:\n",
+    );
+    for condition in match_conditions(settings) {
+        yaml.push_str(&format!("    - name: {}\n", condition.name));
+        yaml.push_str("      expression: |-\n");
+        for line in condition.expression.lines() {
+            yaml.push_str(&format!("        {line}\n"));
+        }
+    }
+    yaml
+}
+
+/// The ClusterAdmissionPolicy `name` for the settings file whose text is `settings_yaml`: the
+/// rules of `metadata.yml` with the operations the settings need, the match conditions, and
+/// the settings file itself, comments included.
+pub fn manifest(name: &str, settings_yaml: &str) -> Result<String, String> {
+    let settings = read_settings(settings_yaml)?;
+    let mutating = settings.stamp;
+    let deletes = conditions::guards_writes(&settings);
+    let mut yaml = format!(
+        "apiVersion: policies.kubewarden.io/v1\n\
+         kind: ClusterAdmissionPolicy\n\
+         metadata:\n  \
+         name: {name}\n\
+         spec:\n  \
+         module: {MODULE}\n  \
+         mode: protect\n  \
+         failurePolicy: Fail\n"
+    );
+    yaml.push_str(NAMESPACE_SELECTOR);
+    if deletes {
+        yaml.push_str("  # DELETE is evaluated because of `writes: Owner`.\n");
+    }
+    if mutating {
+        yaml.push_str("  # mutating: the policy stamps owner labels (`stamp: true`).\n");
+    }
+    yaml.push_str(&format!(
+        "  mutating: {mutating}\n  backgroundAudit: true\n  rules:\n    \
+         - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      resources: [\"*\"]\n      \
+         operations: [\"CREATE\", \"UPDATE\"{}]\n",
+        if deletes { ", \"DELETE\"" } else { "" }
+    ));
+    yaml.push_str(OTHER_RULES);
+    yaml.push_str(&match_conditions_yaml(&settings));
+    yaml.push_str("  settings:");
+    yaml.push_str(&settings_block(settings_yaml)?);
+    Ok(yaml)
+}
+
+const NAMESPACE_SELECTOR: &str =
+    "  # Leave the control plane's and Kubewarden's own namespaces alone (cluster-scoped
+  # objects, CRDs included, are always evaluated).
+  namespaceSelector:
+    matchExpressions:
+      - key: kubernetes.io/metadata.name
+        operator: NotIn
+        values: [kube-system, kubewarden]
+";
+
+const OTHER_RULES: &str = r#"    # Status writes of most built-in kinds persist label changes (a Pod's, a Namespace's, …),
+    # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
+    # an owner label or the offer (see README, "Subresources").
+    - apiGroups: ["*"]
+      apiVersions: ["*"]
+      resources: ["*/status", "namespaces/finalize", "certificatesigningrequests/approval"]
+      operations: ["UPDATE"]
+    # Kubewarden's audit scanner replays existing objects of the kinds these CREATE rules name
+    # (it skips rules with a wildcard), for PolicyReports; see README, "Visibility". The API
+    # server calls the webhook once per request however many rules match.
+    - apiGroups: ["apiextensions.k8s.io"]
+      apiVersions: ["v1"]
+      resources: ["customresourcedefinitions"]
+      operations: ["CREATE"]
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      resources: ["namespaces", "serviceaccounts", "services", "configmaps", "secrets"]
+      operations: ["CREATE"]
+    - apiGroups: ["rbac.authorization.k8s.io"]
+      apiVersions: ["v1"]
+      resources: ["clusterroles", "clusterrolebindings", "roles", "rolebindings"]
+      operations: ["CREATE"]
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      resources: ["deployments"]
+      operations: ["CREATE"]
+    - apiGroups: ["batch"]
+      apiVersions: ["v1"]
+      resources: ["jobs"]
+      operations: ["CREATE"]
+    - apiGroups: ["admissionregistration.k8s.io"]
+      apiVersions: ["v1"]
+      resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
+      operations: ["CREATE"]
+    - apiGroups: ["apiregistration.k8s.io"]
+      apiVersions: ["v1"]
+      resources: ["apiservices"]
+      operations: ["CREATE"]
+"#;
+
+/// The settings file as the value of `settings:`, its comments kept: the file's lines indented
+/// under the key, or ` {}` for a file that holds no settings. A file of several YAML documents
+/// is refused (the policy takes one).
+fn settings_block(settings_yaml: &str) -> Result<String, String> {
+    let lines: Vec<&str> = settings_yaml.lines().collect();
+    if lines
+        .iter()
+        .any(|line| line.starts_with("---") || line.starts_with("..."))
+    {
+        return Err("the settings file must be one YAML document, without --- or ...".to_owned());
+    }
+    let empty = serde_yaml::from_str::<serde_json::Value>(settings_yaml)
+        .map_or(true, |document| document.is_null());
+    if empty {
+        return Ok(" {}\n".to_owned());
+    }
+    let mut block = String::from("\n");
+    for line in lines {
+        if line.trim().is_empty() {
+            block.push('\n');
+        } else {
+            block.push_str(&format!("    {line}\n"));
+        }
+    }
+    Ok(block)
+}

@@ -1,0 +1,781 @@
+//! A generated mix of AdmissionRequests shaped like one hour of a cluster's writes, to measure
+//! the fraction of them that the match conditions send to policy-server.
+//!
+//! The cluster: 20 nodes, about 300 pods, six operators with leader election in their own
+//! namespaces, three installs (`cert-manager`, `argocd`, `kube-prometheus-stack`) owning what
+//! they installed, one install and one CRD upgrade in the hour. Only what reaches the webhook's
+//! rules and its `namespaceSelector` counts: `kube-system` and `kubewarden` are left out, so the
+//! control plane's own leader election is not in the mix.
+//!
+//! | category | per hour | why | owner labels |
+//! |---|--:|---|---|
+//! | `node-lease` | 7,200 | each kubelet renews its Lease in `kube-node-lease` every 10 s | none |
+//! | `leader-lease` | 10,800 | six operators' leader election renews every 2 s (client-go's retry period) | none |
+//! | `event` | 2,000 | kubelet and controllers create Events (1,500) and bump their count (500) | none |
+//! | `pod-status` | 1,200 | kubelets' `pods/status` writes: readiness, restarts, rollouts | 10% of pods (charts that template the install's labels into pods) |
+//! | `node-status` | 240 | `nodes/status` every 5 minutes per node | none |
+//! | `endpointslice` | 600 | the EndpointSlice controller follows pods; slices copy their Service's labels | 50% (owned Services) |
+//! | `replicaset` | 300 | the Deployment controller: scaling (100) and `replicasets/status` (200) | 10% (from pod templates) |
+//! | `deployment` | 260 | `deployments/status` (200), `deployments/scale` by the HPA (30), spec updates by the owner's installer (30) | 60% |
+//! | `pod` | 120 | pods created and deleted by the ReplicaSet and Job controllers | 10% |
+//! | `configmap` | 150 | controllers' state and reloads (120 updates), creates (20), deletes (10) | 30% |
+//! | `secret` | 60 | certificate renewals (40 updates), creates (10), deletes (10) | 30% |
+//! | `custom-resource` | 400 | operators write their resources' status (300) and finalizers or annotations (100) | 20% |
+//! | `job` | 60 | a CronJob creates Jobs (12); the Job controller writes their status (48) | none |
+//! | `crd-upgrade` | 12 | the installer upgrades its 12 CRDs, labels kept | all |
+//! | `install` | 40 | an install creates its objects: CRDs, RBAC, workloads, configuration | 75%; hooks and `crds/` without |
+//! | `ownership` | 3 | an adoption, an offer and a namespace created for an install | the change itself |
+//!
+//! The leases alone are three quarters of the writes, so the report gives the fraction sent
+//! without them too. Objects are small (metadata, a little spec and status): what the
+//! conditions and the policy read is metadata, and no megabytes are written to test that.
+
+use serde_json::{Map, Value, json};
+use single_owner_policy::Settings;
+
+/// A generated request and the category it stands for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The row of the table above.
+    pub category: &'static str,
+    /// The AdmissionRequest.
+    pub request: Value,
+}
+
+/// How many requests of each category, per hour of the cluster above.
+pub const HOURLY: [(&str, usize); 16] = [
+    ("node-lease", 7_200),
+    ("leader-lease", 10_800),
+    ("event", 2_000),
+    ("pod-status", 1_200),
+    ("node-status", 240),
+    ("endpointslice", 600),
+    ("replicaset", 300),
+    ("deployment", 260),
+    ("pod", 120),
+    ("configmap", 150),
+    ("secret", 60),
+    ("custom-resource", 400),
+    ("job", 60),
+    ("crd-upgrade", 12),
+    ("install", 40),
+    ("ownership", 3),
+];
+
+/// The categories that are leases.
+pub const LEASES: [&str; 2] = ["node-lease", "leader-lease"];
+
+/// The releases that own objects in the mix.
+const RELEASES: [&str; 3] = ["cert-manager", "argocd", "kube-prometheus-stack"];
+
+/// The mix for a setup: `divisor` 1 is the hour; a larger one keeps every category but scales
+/// the counts down (rounding up), for a quick run.
+pub fn mix(settings: &Settings, divisor: usize) -> Vec<Request> {
+    let cluster = Cluster::of(settings);
+    let mut rng = Rng(0x5eed_0fc1_a57e_1200);
+    let mut requests = Vec::new();
+    for (category, hourly) in HOURLY {
+        let count = hourly.div_ceil(divisor.max(1));
+        for index in 0..count {
+            let request = cluster.request(category, index, &mut rng);
+            requests.push(Request { category, request });
+        }
+    }
+    requests
+}
+
+/// What the mix needs to know of a setup: how its owners label objects, and who installs.
+struct Cluster {
+    /// Per release: the owner labels of what it owns.
+    owner_labels: Vec<Map<String, Value>>,
+    /// Per release: the owner id, as an offer names it.
+    owner_ids: Vec<String>,
+    /// Per release: the user name and groups of its installer.
+    installers: Vec<(String, Vec<String>)>,
+    /// The transfer annotation.
+    offer: String,
+}
+
+impl Cluster {
+    fn of(settings: &Settings) -> Cluster {
+        let entry = &settings.owner_labels[0];
+        let mut owner_labels = Vec::new();
+        let mut owner_ids = Vec::new();
+        let mut installers = Vec::new();
+        for release in RELEASES {
+            // A cluster-level kind where there is one: installs own CRDs, which are cluster-scoped.
+            let kind = entry
+                .cluster_kinds
+                .first()
+                .map(|kind| (kind.as_str(), release.to_owned()))
+                .or_else(|| {
+                    let kind = entry.namespaced_kinds.first()?;
+                    Some((kind.as_str(), format!("{release}.{release}")))
+                });
+            let mut labels = Map::new();
+            let id = match (kind, &entry.kind_key) {
+                (Some((kind, name)), Some(kind_key)) => {
+                    labels.insert(kind_key.clone(), kind.into());
+                    labels.insert(entry.key.clone(), name.clone().into());
+                    format!("{kind}.{name}")
+                }
+                (Some((kind, name)), None) => format!("{kind}.{name}"),
+                (None, _) => release.to_owned(),
+            };
+            if entry.kind_key.is_none() {
+                labels.insert(entry.key.clone(), id.clone().into());
+            }
+            owner_labels.push(labels);
+            owner_ids.push(id);
+            installers.push(installer(settings, release));
+        }
+        Cluster {
+            owner_labels,
+            owner_ids,
+            installers,
+            offer: settings.transfer_annotation.clone(),
+        }
+    }
+
+    /// The `index`th request of a category.
+    fn request(&self, category: &str, index: usize, rng: &mut Rng) -> Value {
+        let release = index % RELEASES.len();
+        let owned = |rng: &mut Rng, percent| rng.percent(percent).then_some(release);
+        let node = format!("node-{}", index % 20);
+        let kubelet = || User::node(&node);
+        match category {
+            "node-lease" => lease("kube-node-lease", &node, &kubelet(), index),
+            "leader-lease" => {
+                let operator = index % 6;
+                let namespace = format!("operator-{operator}");
+                let user = User::service_account(&namespace, "controller");
+                lease(&namespace, "leader", &user, index)
+            }
+            "event" => {
+                let namespace = format!("team-{}", index % 8);
+                let name = format!("web-{index}.17f3a9c2b1e4d{index:03}");
+                let object = object(
+                    Kind::EVENT,
+                    &namespace,
+                    &name,
+                    None,
+                    json!({"reason": "Pulled", "count": 1 + index % 3, "message": "Container image already present on machine"}),
+                    index,
+                );
+                if index % 4 == 3 {
+                    let mut old = object.clone();
+                    old["count"] = json!(index % 3);
+                    update(Kind::EVENT, "", &kubelet(), old, object)
+                } else {
+                    create(Kind::EVENT, &kubelet(), object)
+                }
+            }
+            "pod-status" => {
+                let labels = owned(rng, 10);
+                let old = self.pod(index, labels, "Pending");
+                let new = self.pod(index, labels, "Running");
+                update(Kind::POD, "status", &kubelet(), old, new)
+            }
+            "node-status" => {
+                let old = object(
+                    Kind::NODE,
+                    "",
+                    &node,
+                    None,
+                    json!({"status": {"conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": format!("2025-01-01T00:{:02}:00Z", index % 60)}]}}),
+                    index,
+                );
+                let mut new = old.clone();
+                new["status"]["conditions"][0]["lastHeartbeatTime"] = json!("2025-01-01T01:00:00Z");
+                update(Kind::NODE, "status", &kubelet(), old, new)
+            }
+            "endpointslice" => {
+                let labels = owned(rng, 50);
+                let mut service_labels = self.labels(labels);
+                service_labels.insert("kubernetes.io/service-name".into(), "web".into());
+                service_labels.insert(
+                    "endpointslice.kubernetes.io/managed-by".into(),
+                    "endpointslice-controller.k8s.io".into(),
+                );
+                let namespace = RELEASES[release];
+                let old = object(
+                    Kind::ENDPOINT_SLICE,
+                    namespace,
+                    &format!("web-{index:05x}"),
+                    Some(service_labels),
+                    json!({"endpoints": [{"addresses": ["10.0.0.1"]}]}),
+                    index,
+                );
+                let mut new = old.clone();
+                new["endpoints"] =
+                    json!([{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]);
+                let user = User::service_account("kube-system", "endpointslice-controller");
+                update(Kind::ENDPOINT_SLICE, "", &user, old, new)
+            }
+            "replicaset" => {
+                let labels = self.labels(owned(rng, 10));
+                let namespace = RELEASES[release];
+                let old = object(
+                    Kind::REPLICA_SET,
+                    namespace,
+                    &format!("web-{index:05x}"),
+                    Some(labels),
+                    json!({"spec": {"replicas": 2}, "status": {"replicas": 2}}),
+                    index,
+                );
+                let mut new = old.clone();
+                let user = User::service_account("kube-system", "deployment-controller");
+                if index.is_multiple_of(3) {
+                    new["spec"]["replicas"] = json!(3);
+                    update(Kind::REPLICA_SET, "", &user, old, new)
+                } else {
+                    new["status"]["replicas"] = json!(3);
+                    update(Kind::REPLICA_SET, "status", &user, old, new)
+                }
+            }
+            "deployment" => {
+                let owner = owned(rng, 60);
+                let namespace = RELEASES[release];
+                let old = object(
+                    Kind::DEPLOYMENT,
+                    namespace,
+                    "web",
+                    Some(self.labels(owner)),
+                    json!({"spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "web:1.0"}]}}}, "status": {"replicas": 2}}),
+                    index,
+                );
+                let mut new = old.clone();
+                match index % 26 {
+                    0..20 => {
+                        new["status"]["replicas"] = json!(3);
+                        let user = User::service_account("kube-system", "deployment-controller");
+                        update(Kind::DEPLOYMENT, "status", &user, old, new)
+                    }
+                    20..23 => {
+                        let scale = |replicas| json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web", "namespace": namespace}, "spec": {"replicas": replicas}});
+                        let user =
+                            User::service_account("kube-system", "horizontal-pod-autoscaler");
+                        update(Kind::SCALE, "scale", &user, scale(2), scale(3))
+                    }
+                    _ => {
+                        new["spec"]["template"]["spec"]["containers"][0]["image"] =
+                            json!("web:1.1");
+                        let user = self.installer(release);
+                        update(Kind::DEPLOYMENT, "", &user, old, new)
+                    }
+                }
+            }
+            "pod" => {
+                let pod = self.pod(index, owned(rng, 10), "Pending");
+                if index.is_multiple_of(2) {
+                    create(
+                        Kind::POD,
+                        &User::service_account("kube-system", "replicaset-controller"),
+                        pod,
+                    )
+                } else {
+                    delete(Kind::POD, &kubelet(), pod)
+                }
+            }
+            "configmap" | "secret" => {
+                // ConfigMaps: 120 updates, 20 creates, 10 deletes an hour (of 15: 12, 2, 1);
+                // Secrets: 40, 10, 10 (of 6: 4, 1, 1).
+                let (kind, cycle, updates, creates) = match category {
+                    "configmap" => (Kind::CONFIG_MAP, 15, 12, 2),
+                    _ => (Kind::SECRET, 6, 4, 1),
+                };
+                let namespace = RELEASES[release];
+                let labels = self.labels(owned(rng, 30));
+                let old = object(
+                    kind,
+                    namespace,
+                    &format!("state-{index}"),
+                    Some(labels),
+                    json!({"data": {"state": "c3RhdGU="}}),
+                    index,
+                );
+                let user = User::service_account(namespace, "controller");
+                match index % cycle {
+                    position if position < updates => {
+                        let mut new = old.clone();
+                        new["data"]["state"] = json!("bmV3");
+                        update(kind, "", &user, old, new)
+                    }
+                    position if position < updates + creates => create(kind, &user, old),
+                    _ => delete(kind, &user, old),
+                }
+            }
+            "custom-resource" => {
+                let labels = self.labels(owned(rng, 20));
+                let namespace = RELEASES[release];
+                let old = object(
+                    Kind::CERTIFICATE,
+                    namespace,
+                    &format!("tls-{index}"),
+                    Some(labels),
+                    json!({"spec": {"secretName": "tls"}, "status": {"conditions": []}}),
+                    index,
+                );
+                let mut new = old.clone();
+                let user = User::service_account("cert-manager", "cert-manager");
+                if index.is_multiple_of(4) {
+                    new["metadata"]["finalizers"] = json!(["cert-manager.io/finalizer"]);
+                    update(Kind::CERTIFICATE, "", &user, old, new)
+                } else {
+                    new["status"]["conditions"] = json!([{"type": "Ready", "status": "True"}]);
+                    update(Kind::CERTIFICATE, "status", &user, old, new)
+                }
+            }
+            "job" => {
+                let job = object(
+                    Kind::JOB,
+                    "team-0",
+                    &format!("backup-{index}"),
+                    None,
+                    json!({"spec": {"template": {}}, "status": {}}),
+                    index,
+                );
+                if index.is_multiple_of(5) {
+                    create(
+                        Kind::JOB,
+                        &User::service_account("kube-system", "cronjob-controller"),
+                        job,
+                    )
+                } else {
+                    let mut new = job.clone();
+                    new["status"]["active"] = json!(1);
+                    update(
+                        Kind::JOB,
+                        "status",
+                        &User::service_account("kube-system", "job-controller"),
+                        job,
+                        new,
+                    )
+                }
+            }
+            "crd-upgrade" => {
+                let labels = self.labels(Some(0));
+                let name = format!("kind{index}s.cert-manager.io");
+                let old = object(
+                    Kind::CRD,
+                    "",
+                    &name,
+                    Some(labels),
+                    json!({"spec": {"versions": [{"name": "v1"}]}}),
+                    index,
+                );
+                let mut new = old.clone();
+                new["spec"]["versions"] = json!([{"name": "v1"}, {"name": "v2"}]);
+                update(Kind::CRD, "", &self.installer(0), old, new)
+            }
+            "install" => {
+                // The first release's install; hooks and crds/ come without the label.
+                let labels = self.labels(owned(rng, 75).map(|_| 0));
+                let kinds = [
+                    Kind::CRD,
+                    Kind::SERVICE_ACCOUNT,
+                    Kind::CLUSTER_ROLE,
+                    Kind::CLUSTER_ROLE_BINDING,
+                    Kind::ROLE,
+                    Kind::ROLE_BINDING,
+                    Kind::SERVICE,
+                    Kind::CONFIG_MAP,
+                    Kind::SECRET,
+                    Kind::DEPLOYMENT,
+                    Kind::JOB,
+                    Kind::VALIDATING_WEBHOOK,
+                ];
+                let kind = kinds[index % kinds.len()];
+                let namespace = if kind.namespaced { RELEASES[0] } else { "" };
+                let name = match kind.kind {
+                    "CustomResourceDefinition" => format!("kind{index}s.cert-manager.io"),
+                    _ => format!("cert-manager-{index}"),
+                };
+                let object = object(kind, namespace, &name, Some(labels), json!({}), index);
+                create(kind, &self.installer(0), object)
+            }
+            "ownership" => match index {
+                // An install adopts a CRD it brought along before the policy.
+                0 => {
+                    let old = object(
+                        Kind::CRD,
+                        "",
+                        "adopted.cert-manager.io",
+                        Some(self.labels(None)),
+                        json!({}),
+                        index,
+                    );
+                    let new = object(
+                        Kind::CRD,
+                        "",
+                        "adopted.cert-manager.io",
+                        Some(self.labels(Some(0))),
+                        json!({}),
+                        index,
+                    );
+                    update(Kind::CRD, "", &self.installer(0), old, new)
+                }
+                // The owner offers a ConfigMap to another install.
+                1 => {
+                    let old = object(
+                        Kind::CONFIG_MAP,
+                        RELEASES[0],
+                        "shared",
+                        Some(self.labels(Some(0))),
+                        json!({}),
+                        index,
+                    );
+                    let mut new = old.clone();
+                    new["metadata"]["annotations"] =
+                        json!({self.offer.as_str(): self.owner_ids[1]});
+                    update(Kind::CONFIG_MAP, "", &self.installer(0), old, new)
+                }
+                // A namespace for the next install.
+                _ => create(
+                    Kind::NAMESPACE,
+                    &User::named(
+                        "kubernetes-admin",
+                        &["kubeadm:cluster-admins", "system:authenticated"],
+                    ),
+                    object(Kind::NAMESPACE, "", "monitoring", None, json!({}), index),
+                ),
+            },
+            other => panic!("no category {other}"),
+        }
+    }
+
+    /// The labels of an object: an app's own, and its owner's when `owner` names a release.
+    fn labels(&self, owner: Option<usize>) -> Map<String, Value> {
+        let mut labels = Map::new();
+        labels.insert("app.kubernetes.io/name".into(), "web".into());
+        labels.insert("app.kubernetes.io/part-of".into(), "shop".into());
+        if let Some(owner) = owner {
+            labels.extend(self.owner_labels[owner].clone());
+        }
+        labels
+    }
+
+    fn pod(&self, index: usize, owner: Option<usize>, phase: &str) -> Value {
+        let mut labels = self.labels(owner);
+        labels.insert("pod-template-hash".into(), "7d4b9c8f6".into());
+        let namespace = RELEASES[index % RELEASES.len()];
+        object(
+            Kind::POD,
+            namespace,
+            &format!("web-7d4b9c8f6-{index:05x}"),
+            Some(labels),
+            json!({"spec": {"nodeName": format!("node-{}", index % 20), "containers": [{"name": "web", "image": "web:1.0"}]}, "status": {"phase": phase}}),
+            index,
+        )
+    }
+
+    fn installer(&self, release: usize) -> User {
+        let (name, groups) = &self.installers[release];
+        User {
+            name: name.clone(),
+            groups: groups.clone(),
+        }
+    }
+}
+
+/// Who installs `release`: a user name or group that the setup's first identity binds, its `*`
+/// standing for the release; without identities, a service account named after it.
+fn installer(settings: &Settings, release: &str) -> (String, Vec<String>) {
+    let service_account = format!("system:serviceaccount:installers:{release}");
+    let mut groups = vec![
+        "system:serviceaccounts".to_owned(),
+        "system:authenticated".to_owned(),
+    ];
+    let Some(identity) = settings.identities.first() else {
+        return (service_account, groups);
+    };
+    if let Some(user) = identity.users.first() {
+        return (user.replace('*', release), groups);
+    }
+    if let Some(group) = identity.groups.first() {
+        groups.push(group.replace('*', release));
+    }
+    (service_account, groups)
+}
+
+/// A requester.
+struct User {
+    name: String,
+    groups: Vec<String>,
+}
+
+impl User {
+    fn node(node: &str) -> User {
+        User::named(
+            &format!("system:node:{node}"),
+            &["system:nodes", "system:authenticated"],
+        )
+    }
+
+    fn service_account(namespace: &str, name: &str) -> User {
+        User {
+            name: format!("system:serviceaccount:{namespace}:{name}"),
+            groups: vec![
+                "system:serviceaccounts".to_owned(),
+                format!("system:serviceaccounts:{namespace}"),
+                "system:authenticated".to_owned(),
+            ],
+        }
+    }
+
+    fn named(name: &str, groups: &[&str]) -> User {
+        User {
+            name: name.to_owned(),
+            groups: groups.iter().map(|group| (*group).to_owned()).collect(),
+        }
+    }
+}
+
+/// The kind of a request's object and its resource.
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    resource: &'static str,
+    namespaced: bool,
+}
+
+impl Kind {
+    const fn new(
+        group: &'static str,
+        version: &'static str,
+        kind: &'static str,
+        resource: &'static str,
+        namespaced: bool,
+    ) -> Kind {
+        Kind {
+            group,
+            version,
+            kind,
+            resource,
+            namespaced,
+        }
+    }
+
+    const LEASE: Kind = Kind::new("coordination.k8s.io", "v1", "Lease", "leases", true);
+    const EVENT: Kind = Kind::new("", "v1", "Event", "events", true);
+    const POD: Kind = Kind::new("", "v1", "Pod", "pods", true);
+    const NODE: Kind = Kind::new("", "v1", "Node", "nodes", false);
+    const NAMESPACE: Kind = Kind::new("", "v1", "Namespace", "namespaces", false);
+    const CONFIG_MAP: Kind = Kind::new("", "v1", "ConfigMap", "configmaps", true);
+    const SECRET: Kind = Kind::new("", "v1", "Secret", "secrets", true);
+    const SERVICE: Kind = Kind::new("", "v1", "Service", "services", true);
+    const SERVICE_ACCOUNT: Kind = Kind::new("", "v1", "ServiceAccount", "serviceaccounts", true);
+    const ENDPOINT_SLICE: Kind = Kind::new(
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        "endpointslices",
+        true,
+    );
+    const REPLICA_SET: Kind = Kind::new("apps", "v1", "ReplicaSet", "replicasets", true);
+    const DEPLOYMENT: Kind = Kind::new("apps", "v1", "Deployment", "deployments", true);
+    const SCALE: Kind = Kind::new("autoscaling", "v1", "Scale", "deployments", true);
+    const JOB: Kind = Kind::new("batch", "v1", "Job", "jobs", true);
+    const CRD: Kind = Kind::new(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+    );
+    const CERTIFICATE: Kind =
+        Kind::new("cert-manager.io", "v1", "Certificate", "certificates", true);
+    const CLUSTER_ROLE: Kind = Kind::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+    );
+    const CLUSTER_ROLE_BINDING: Kind = Kind::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+    );
+    const ROLE: Kind = Kind::new("rbac.authorization.k8s.io", "v1", "Role", "roles", true);
+    const ROLE_BINDING: Kind = Kind::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+    );
+    const VALIDATING_WEBHOOK: Kind = Kind::new(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        false,
+    );
+}
+
+/// A Lease renewal: only `renewTime` changes.
+fn lease(namespace: &str, name: &str, user: &User, index: usize) -> Value {
+    let old = object(
+        Kind::LEASE,
+        namespace,
+        name,
+        None,
+        json!({"spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": format!("2025-01-01T00:00:{:02}.000000Z", index % 60)}}),
+        index,
+    );
+    let mut new = old.clone();
+    new["spec"]["renewTime"] = json!("2025-01-01T00:01:00.000000Z");
+    update(Kind::LEASE, "", user, old, new)
+}
+
+/// An object of `kind`: metadata (with `labels` when given, and the fields the API server
+/// sets), merged with `body`.
+fn object(
+    kind: Kind,
+    namespace: &str,
+    name: &str,
+    labels: Option<Map<String, Value>>,
+    body: Value,
+    index: usize,
+) -> Value {
+    let api_version = match kind.group {
+        "" => kind.version.to_owned(),
+        group => format!("{group}/{}", kind.version),
+    };
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), name.into());
+    if !namespace.is_empty() {
+        metadata.insert("namespace".into(), namespace.into());
+    }
+    metadata.insert(
+        "uid".into(),
+        format!("3f0c{index:08x}-5b1e-4d2a-9c7f-0e8d6a4b2c1e").into(),
+    );
+    metadata.insert(
+        "resourceVersion".into(),
+        (48_213 + index).to_string().into(),
+    );
+    metadata.insert("creationTimestamp".into(), "2025-01-01T00:00:00Z".into());
+    if let Some(labels) = labels {
+        metadata.insert("labels".into(), Value::Object(labels));
+    }
+    let mut object = json!({"apiVersion": api_version, "kind": kind.kind, "metadata": metadata});
+    if let Value::Object(body) = body {
+        object.as_object_mut().expect("an object").extend(body);
+    }
+    object
+}
+
+fn create(kind: Kind, user: &User, object: Value) -> Value {
+    admission_request(kind, "CREATE", "", user, object, Value::Null)
+}
+
+fn update(kind: Kind, subresource: &str, user: &User, old: Value, new: Value) -> Value {
+    admission_request(kind, "UPDATE", subresource, user, new, old)
+}
+
+fn delete(kind: Kind, user: &User, old: Value) -> Value {
+    admission_request(kind, "DELETE", "", user, Value::Null, old)
+}
+
+/// An AdmissionRequest as the API server sends it: empty fields left out (`omitempty`).
+fn admission_request(
+    kind: Kind,
+    operation: &str,
+    subresource: &str,
+    user: &User,
+    object: Value,
+    old: Value,
+) -> Value {
+    let side = if object.is_null() { &old } else { &object };
+    let name = side["metadata"]["name"].clone();
+    let namespace = side["metadata"]["namespace"].clone();
+    let mut request = Map::new();
+    request.insert("uid".into(), "0b8e3a4c-6f1d-4c59-9a0e-2f7d51c8b9a3".into());
+    request.insert(
+        "kind".into(),
+        json!({"group": kind.group, "version": kind.version, "kind": kind.kind}),
+    );
+    request.insert(
+        "resource".into(),
+        json!({"group": kind.group, "version": kind.version, "resource": kind.resource}),
+    );
+    if !subresource.is_empty() {
+        request.insert("subResource".into(), subresource.into());
+    }
+    request.insert("name".into(), name);
+    if !namespace.is_null() {
+        request.insert("namespace".into(), namespace);
+    } else if kind.kind == "Namespace" {
+        request.insert("namespace".into(), side["metadata"]["name"].clone());
+    }
+    request.insert("operation".into(), operation.into());
+    request.insert(
+        "userInfo".into(),
+        json!({"username": user.name, "groups": user.groups}),
+    );
+    if !object.is_null() {
+        request.insert("object".into(), object);
+    }
+    if !old.is_null() {
+        request.insert("oldObject".into(), old);
+    }
+    request.insert("dryRun".into(), false.into());
+    Value::Object(request)
+}
+
+/// A small deterministic generator (splitmix64), so that the mix is the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// True `percent` times in a hundred.
+    fn percent(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// The share of the mix that the conditions sent, and that the policy acted on.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    /// Per category: requests, sent, acted on.
+    pub categories: Vec<(&'static str, usize, usize, usize)>,
+}
+
+impl Tally {
+    /// Counts a request of `category`.
+    pub fn add(&mut self, category: &'static str, sent: bool, acted: bool) {
+        let row = match self.categories.iter_mut().find(|row| row.0 == category) {
+            Some(row) => row,
+            None => {
+                self.categories.push((category, 0, 0, 0));
+                self.categories.last_mut().expect("just pushed")
+            }
+        };
+        row.1 += 1;
+        row.2 += usize::from(sent);
+        row.3 += usize::from(acted);
+    }
+
+    /// Requests, sent and acted on, over the categories `filter` keeps.
+    pub fn totals(&self, filter: impl Fn(&str) -> bool) -> (usize, usize, usize) {
+        self.categories
+            .iter()
+            .filter(|row| filter(row.0))
+            .fold((0, 0, 0), |sum, row| {
+                (sum.0 + row.1, sum.1 + row.2, sum.2 + row.3)
+            })
+    }
+}

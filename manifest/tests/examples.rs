@@ -1,0 +1,122 @@
+//! The example policies carry the generated match conditions, and the generated manifest for
+//! each example's settings is the example's policy in every field but its own additions.
+
+use std::fs;
+use std::path::Path;
+
+use serde_yaml::Value;
+use single_owner_manifest::{MODULE, manifest, match_conditions, read_settings};
+
+const SETUPS: [&str; 4] = ["app-id", "olm-v1", "camel-k", "helm"];
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+fn read(path: &str) -> String {
+    fs::read_to_string(root().join(path)).unwrap()
+}
+
+#[test]
+fn examples_carry_the_generated_match_conditions() {
+    for setup in SETUPS {
+        let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
+        let policy: Value =
+            serde_yaml::from_str(&read(&format!("examples/{setup}/policy.yaml"))).unwrap();
+        let generated: Vec<(String, String)> = match_conditions(&settings)
+            .into_iter()
+            .map(|condition| (condition.name, condition.expression))
+            .collect();
+        let carried: Vec<(String, String)> = policy["spec"]["matchConditions"]
+            .as_sequence()
+            .unwrap_or_else(|| panic!("examples/{setup}/policy.yaml has no matchConditions"))
+            .iter()
+            .map(|condition| {
+                let field = |name: &str| condition[name].as_str().unwrap().to_owned();
+                (field("name"), field("expression"))
+            })
+            .collect();
+        assert_eq!(
+            carried, generated,
+            "examples/{setup}/policy.yaml: regenerate its matchConditions with \
+             `make manifest SETTINGS=examples/{setup}/settings.yaml`"
+        );
+    }
+}
+
+#[test]
+fn the_generated_manifest_is_the_example_policy() {
+    for setup in SETUPS {
+        let settings_yaml = read(&format!("examples/{setup}/settings.yaml"));
+        let generated = manifest(&format!("single-owner-{setup}"), &settings_yaml).unwrap();
+        let generated: Value = serde_yaml::from_str(&generated).unwrap();
+        let example: Value =
+            serde_yaml::from_str(&read(&format!("examples/{setup}/policy.yaml"))).unwrap();
+        let settings: Value = serde_yaml::from_str(&settings_yaml).unwrap();
+        assert_eq!(generated["spec"]["settings"], settings, "{setup}");
+        assert_eq!(
+            generated["spec"]["module"].as_str(),
+            Some(MODULE),
+            "{setup}"
+        );
+        for field in [
+            "module",
+            "mode",
+            "failurePolicy",
+            "namespaceSelector",
+            "mutating",
+            "backgroundAudit",
+            "matchConditions",
+            "settings",
+        ] {
+            assert_eq!(
+                generated["spec"][field], example["spec"][field],
+                "{setup}: {field}"
+            );
+        }
+        assert_eq!(generated["metadata"], example["metadata"], "{setup}");
+        // The example may add audit rules for kinds its installers bring (Camel K's).
+        let generated = generated["spec"]["rules"].as_sequence().unwrap();
+        let example = example["spec"]["rules"].as_sequence().unwrap();
+        assert_eq!(
+            &example[..generated.len()],
+            generated.as_slice(),
+            "{setup}: rules"
+        );
+    }
+}
+
+#[test]
+fn generated_rules_are_those_of_metadata_yml() {
+    let metadata: Value = serde_yaml::from_str(&read("metadata.yml")).unwrap();
+    let generated: Value = serde_yaml::from_str(&manifest("x", "{}").unwrap()).unwrap();
+    let rules = metadata["rules"].as_sequence().unwrap();
+    let generated = generated["spec"]["rules"].as_sequence().unwrap();
+    assert_eq!(rules.len(), generated.len());
+    for (rule, generated) in rules.iter().zip(generated) {
+        for field in ["apiGroups", "apiVersions", "resources"] {
+            assert_eq!(rule[field], generated[field], "{field}");
+        }
+    }
+}
+
+#[test]
+fn settings_files_without_settings_mean_the_defaults() {
+    for text in ["", "# nothing set\n", "{}\n"] {
+        let generated: Value = serde_yaml::from_str(&manifest("x", text).unwrap()).unwrap();
+        let settings = &generated["spec"]["settings"];
+        assert!(
+            settings.as_mapping().is_some_and(|m| m.is_empty()),
+            "{text:?}: {settings:?}"
+        );
+    }
+}
+
+#[test]
+fn invalid_settings_are_refused_with_the_policys_message() {
+    let error = manifest("x", "writes: Owner\n").unwrap_err();
+    assert!(error.contains("writes: Owner needs identities"), "{error}");
+    let error = manifest("x", "ownerLabel: []\n").unwrap_err();
+    assert!(error.contains("unknown field `ownerLabel`"), "{error}");
+    assert!(manifest("x", "adoption: Allow\n---\nstamp: true\n").is_err());
+}
