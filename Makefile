@@ -77,7 +77,7 @@ demo: policy.wasm runner
 .PHONY: bench
 bench: policy.wasm runner
 	cargo build --target wasm32-wasip1 --release -p bench-floor -p bench-sdk-path
-	cargo bench -p bench-profile --bench decision
+	cargo bench -p bench-native --bench decision
 	./bench/wasm-latency $(RUNNER) policy.wasm
 	./bench/compare $(RUNNER) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
@@ -89,7 +89,7 @@ bench: policy.wasm runner
 .PHONY: bench-smoke
 bench-smoke: policy.wasm runner
 	cargo build --target wasm32-wasip1 --release -p bench-floor -p bench-sdk-path
-	cargo bench -p bench-profile --bench decision -- --test
+	cargo bench -p bench-native --bench decision -- --test
 	./bench/wasm-latency $(RUNNER) policy.wasm 5
 	./bench/compare --smoke $(RUNNER) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \

@@ -1,6 +1,6 @@
 //! Native cost of one decision: parsing the payload and applying every rule.
 //!
-//! `cargo bench -p bench-profile --bench decision`; `-- --test` runs each once (as `make check`
+//! `cargo bench -p bench-native --bench decision`; `-- --test` runs each once (as `make check`
 //! does). It lives here, not in the policy crate, so that bench-fixtures' `serde_json`
 //! `preserve_order` stays out of the policy's test build; in this build it is on, which changes
 //! nothing measured here but the map a mutation builds. Besides
