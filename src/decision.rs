@@ -132,6 +132,11 @@ impl<'a> Entry<'a> {
             new: self.new.unwrap_or_default(),
         }
     }
+
+    /// Whether the request moves this entry's owner (sets, removes or changes it).
+    fn moves(&self) -> bool {
+        self.old.unwrap_or_default() != self.new.unwrap_or_default()
+    }
 }
 
 /// Everything the rules read of a request, read once.
@@ -344,10 +349,7 @@ impl<'a> Reading<'a> {
     /// Applies the handoff table to the transfer annotation of a CREATE or UPDATE.
     fn judge_offer(&self) -> OfferVerdict<'a> {
         let annotation = self.settings.transfer_annotation.as_str();
-        let moved = self
-            .entries
-            .iter()
-            .find(|entry| entry.change().old != entry.change().new);
+        let moved = self.entries.iter().find(|entry| entry.moves());
         let rule = handoff::judge(
             self.old_offer.as_deref(),
             self.new_offer.as_deref(),
