@@ -13,6 +13,8 @@
 //!
 //! Exemptions and the Kubewarden response are applied at the edge, in [`crate::policy`].
 
+use crate::control_plane;
+use crate::deletion;
 use crate::handoff::{self, OfferRule};
 use crate::identity::Acting;
 use crate::mutation::Mutation;
@@ -20,6 +22,7 @@ use crate::owner::{Claim, OwnerLabel};
 use crate::request::{AdmissionRequest, Object, ObjectScope, Operation, Text};
 use crate::scope;
 use crate::settings::{Settings, Writes};
+use crate::template::{self, Template};
 use crate::transition::{self, Denial, Judgement, Permissions};
 use crate::violation::{Change, Rule, Subject, Violation};
 
@@ -43,6 +46,9 @@ pub fn evaluate<'a>(request: &'a AdmissionRequest<'a>, settings: &'a Settings) -
         Ok(None) => return Decision::Allow,
         Err(why) => return Decision::Unreadable(why),
     };
+    if control_plane::trusts(request, sides.old, &settings.trusted_writers) {
+        return Decision::Allow;
+    }
     match Reading::of(request, settings, sides) {
         Ok(reading) => reading.decide(reading.judge()),
         Err(why) => Decision::Unreadable(why),
@@ -114,10 +120,13 @@ fn subresource_changes_ownership(request: &AdmissionRequest<'_>, settings: &Sett
     owners_differ || offer(old, annotation) != offer(new, annotation)
 }
 
-/// One owner label entry, and what each side claims for it.
+/// One owner label entry, on the object or in one of its templates, and what each side claims
+/// for it.
 #[derive(Debug, Clone, Copy)]
 struct Entry<'a> {
     label: &'a OwnerLabel,
+    /// The template the labels are in; `None` for the object's own labels.
+    template: Option<&'a str>,
     /// `None` on CREATE.
     old: Option<Claim<'a>>,
     /// `None` on DELETE.
@@ -153,6 +162,8 @@ struct Reading<'a> {
     new_offer: Option<Text<'a>>,
     /// The owners the requester acts for; `None` without identities.
     acting: Option<Acting>,
+    /// Whether the request only finishes a deletion that has begun ([`deletion`]).
+    finishing: bool,
 }
 
 /// What the rules found: the violations, and whether a consumed offer is left for the policy
@@ -182,11 +193,12 @@ impl<'a> Reading<'a> {
         };
         let old_offer = offer(sides.old, "oldObject")?;
         let new_offer = offer(sides.new, "object")?;
-        let entries = settings
+        let mut entries: Vec<Entry<'a>> = settings
             .owner_labels
             .iter()
             .map(|label| Entry {
                 label,
+                template: None,
                 old: sides
                     .old
                     .map(|old| Claim::read(label, &old.metadata.labels)),
@@ -195,8 +207,33 @@ impl<'a> Reading<'a> {
                     .map(|new| Claim::read(label, &new.metadata.labels)),
             })
             .collect();
+        if let Some(new) = sides.new.filter(|_| !request.is_subresource()) {
+            let kind = &request.kind;
+            let read = |object: &'a Object<'a>, side: &str| {
+                template::templates(&kind.group, &kind.kind, object)
+                    .map_err(|error| format!("{side}.{error}"))
+            };
+            let old_templates = match sides.old {
+                Some(old) => read(old, "oldObject")?,
+                None => &[],
+            };
+            for new_template in read(new, "object")? {
+                let old_template = old_templates
+                    .iter()
+                    .find(|old| old.place == new_template.place);
+                entries.extend(settings.owner_labels.iter().map(|label| Entry {
+                    label,
+                    template: Some(new_template.place.as_str()),
+                    old: old_template.map(|old: &'a Template<'a>| Claim::read(label, &old.labels)),
+                    new: Some(Claim::read(label, &new_template.labels)),
+                }));
+            }
+        }
         let acting = (!settings.identities.is_empty() && !request.is_audit_replay())
             .then(|| Acting::of(&request.user_info, &settings.identities));
+        let finishing = sides
+            .old
+            .is_some_and(|old| deletion::finishes(old, sides.new, &request.options));
         Ok(Reading {
             request,
             settings,
@@ -206,6 +243,7 @@ impl<'a> Reading<'a> {
             old_offer,
             new_offer,
             acting,
+            finishing,
         })
     }
 
@@ -245,7 +283,7 @@ impl<'a> Reading<'a> {
             .filter_map(|entry| {
                 let owner = entry.new.filter(|claim| !claim.is_none())?;
                 let (rule, reason) = self.check_owner(entry.label, owner).err()?;
-                Some(self.violation(rule, &entry.label.key, Change::kept(owner), reason))
+                Some(self.entry_violation(entry, rule, Change::kept(owner), reason))
             })
             .collect();
         if let Some(to) = self.new_offer.as_deref()
@@ -279,13 +317,12 @@ impl<'a> Reading<'a> {
 
     /// Applies the rules of one owner label entry.
     fn judge_entry(&self, entry: &Entry<'a>) -> Option<Violation<'a>> {
-        let key = entry.label.key.as_str();
         let Some(new) = entry.new else {
             // A DELETE, under `writes: Owner`.
-            return self.check_writes(key, entry.old.unwrap_or_default());
+            return self.check_writes(entry, entry.old.unwrap_or_default());
         };
         let change = entry.change();
-        let deny = |rule, reason| Some(self.violation(rule, key, change, reason));
+        let deny = |rule, reason| Some(self.entry_violation(entry, rule, change, reason));
         let permissions = Permissions {
             adoption: self.settings.adoption,
             orphaning: self.settings.orphaning,
@@ -306,7 +343,11 @@ impl<'a> Reading<'a> {
                 )
             }
             Judgement::Deny(denial) => deny(denial.rule(), denial.reason().to_owned()),
-            Judgement::Keep => self.check_writes(key, new),
+            // A template's kept mark is written with its object, judged there.
+            Judgement::Keep if entry.template.is_some() => None,
+            Judgement::Keep => self.check_writes(entry, new),
+            // A value that names no owner is nobody's to keep.
+            Judgement::Remove if change.old.owner(entry.label).is_err() => None,
             Judgement::Remove => self
                 .not_acting_for(change.old, "remove")
                 .and_then(|reason| deny(Rule::Identity, reason)),
@@ -334,16 +375,29 @@ impl<'a> Reading<'a> {
         })
     }
 
-    /// Under `writes: Owner`, an UPDATE or DELETE of an owned object requires acting for its
+    /// Under `writes: Owner`, an UPDATE or DELETE of an owned object requires writing for its
     /// owner — through a subresource too, when the write changes what the rules guard (one that
-    /// does not is never judged: status writers write for every owner's objects).
-    fn check_writes(&self, key: &'a str, owner: Claim<'a>) -> Option<Violation<'a>> {
-        if self.settings.writes != Writes::Owner || owner.is_none() {
+    /// does not is never judged: status writers write for every owner's objects). A write that
+    /// finishes a deletion that has begun needs no owner, nor does an object whose mark names
+    /// no owner the settings can read (it predates the policy; audit reports it).
+    fn check_writes(&self, entry: &Entry<'a>, owner: Claim<'a>) -> Option<Violation<'a>> {
+        if self.settings.writes != Writes::Owner
+            || owner.is_none()
+            || self.finishing
+            || owner.owner(entry.label).is_err()
+        {
             return None;
         }
-        let reason = self.not_acting_for(owner, "update or delete")?;
-        let reason = format!("{reason} (writes: Owner)");
-        Some(self.violation(Rule::OwnerWrites, key, Change::kept(owner), reason))
+        let acting = self.acting.as_ref()?;
+        if acting.writes_for(&owner.id()) {
+            return None;
+        }
+        let user = &self.request.user_info.username;
+        let reason = format!(
+            "user {user} acts for {acting}, not for {owner}; only a requester acting for an \
+             owner may update or delete it (writes: Owner)"
+        );
+        Some(self.entry_violation(entry, Rule::OwnerWrites, Change::kept(owner), reason))
     }
 
     /// Applies the handoff table to the transfer annotation of a CREATE or UPDATE.
@@ -377,7 +431,7 @@ impl<'a> Reading<'a> {
     fn check_offer_of_owners(&self, to: Option<&str>) -> OfferVerdict<'a> {
         let annotation = self.settings.transfer_annotation.as_str();
         let deny = |change, reason| self.violation(Rule::Offer, annotation, change, reason);
-        let owned = self.entries.iter().filter_map(|entry| {
+        let owned = self.object_entries().filter_map(|entry| {
             let owner = entry.new.filter(|claim| !claim.is_none())?;
             Some((entry.label, owner))
         });
@@ -418,6 +472,11 @@ impl<'a> Reading<'a> {
             .map(|(_, why)| format!("the offer names {to:?}, which cannot own the object: {why}"))
     }
 
+    /// The entries of the object's own labels, not its templates'.
+    fn object_entries(&self) -> impl Iterator<Item = &Entry<'a>> + Clone {
+        self.entries.iter().filter(|entry| entry.template.is_none())
+    }
+
     /// Why the requester may not `act` on `owner`, when identities are set and it does not act
     /// for that owner.
     fn not_acting_for(&self, owner: Claim<'_>, act: &str) -> Option<String> {
@@ -442,7 +501,7 @@ impl<'a> Reading<'a> {
         let Some(owner) = acting.single_owner() else {
             return Vec::new();
         };
-        let target = self.entries.iter().find_map(|entry| {
+        let target = self.object_entries().find_map(|entry| {
             let claim = Claim::of_owner(entry.label, owner);
             self.check_owner(entry.label, claim).ok()?;
             Some((entry, claim))
@@ -467,9 +526,24 @@ impl<'a> Reading<'a> {
         Violation {
             rule,
             key,
+            template: None,
             subject: Subject::of(self.request, self.object),
             change,
             reason,
+        }
+    }
+
+    /// A violation of an entry's rule, naming its label and template.
+    fn entry_violation(
+        &self,
+        entry: &Entry<'a>,
+        rule: Rule,
+        change: Change<'a>,
+        reason: String,
+    ) -> Violation<'a> {
+        Violation {
+            template: entry.template,
+            ..self.violation(rule, &entry.label.key, change, reason)
         }
     }
 }

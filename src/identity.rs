@@ -44,12 +44,29 @@ pub struct Identity {
     /// Group patterns (`*` wildcards), as in `request.userInfo.groups`.
     #[serde(default)]
     pub groups: Vec<String>,
+    /// What the bound requesters may do for these owners.
+    #[serde(default)]
+    pub access: Access,
 }
 
-/// The owners a requester acts for: owner patterns, templates filled in.
+/// What an identity lets its requesters do for its owners.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+pub enum Access {
+    /// Everything an owner does: set and remove its marks, offer and accept, and write what it
+    /// owns (`writes: Owner`); stamping stamps it.
+    #[default]
+    Own,
+    /// Only write (UPDATE, DELETE) what the owners own, keeping the marks: an installed
+    /// operator's own service accounts, which patch its CRDs and write its Secrets.
+    Write,
+}
+
+/// The owners a requester acts for, and those it only writes for: owner patterns, templates
+/// filled in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Acting {
     owners: Vec<OwnerPattern>,
+    writes_for: Vec<OwnerPattern>,
 }
 
 /// An owner pattern with its templates filled in: the literal runs between its `*` wildcards.
@@ -63,22 +80,32 @@ impl Acting {
     /// The owners `user` acts for under `identities`.
     pub fn of(user: &UserInfo<'_>, identities: &[Identity]) -> Acting {
         let account = service_account(&user.username);
-        let mut owners: Vec<OwnerPattern> = identities
-            .iter()
-            .filter(|identity| binds(identity, user))
-            .flat_map(|identity| &identity.owners)
-            .filter_map(|pattern| expand(pattern, account))
-            .collect();
-        owners.sort_unstable();
-        owners.dedup();
-        Acting { owners }
+        let owners = |access: Access| {
+            let mut owners: Vec<OwnerPattern> = identities
+                .iter()
+                .filter(|identity| identity.access == access && binds(identity, user))
+                .flat_map(|identity| &identity.owners)
+                .filter_map(|pattern| expand(pattern, account))
+                .collect();
+            owners.sort_unstable();
+            owners.dedup();
+            owners
+        };
+        Acting {
+            owners: owners(Access::Own),
+            writes_for: owners(Access::Write),
+        }
     }
 
     /// Whether the requester acts for the owner with this id.
     pub fn acts_for(&self, owner: &str) -> bool {
-        self.owners
-            .iter()
-            .any(|pattern| matches_literals(&pattern.literals, owner))
+        matches_any(&self.owners, owner)
+    }
+
+    /// Whether the requester may write what the owner with this id owns: it acts for it, or
+    /// an identity with `access: Write` binds it to it.
+    pub fn writes_for(&self, owner: &str) -> bool {
+        self.acts_for(owner) || matches_any(&self.writes_for, owner)
     }
 
     /// The one concrete owner the requester acts for, if it acts for exactly one and no pattern.
@@ -94,17 +121,32 @@ impl Acting {
 }
 
 impl fmt::Display for Acting {
-    /// `none`, or the owner patterns, quoted and comma-separated.
+    /// `none`, or the owner patterns, quoted and comma-separated; then `and writes for` those
+    /// it only writes for, if any.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.owners.is_empty() {
-            return f.write_str("none");
+        fn list(f: &mut fmt::Formatter<'_>, owners: &[OwnerPattern]) -> fmt::Result {
+            if owners.is_empty() {
+                return f.write_str("none");
+            }
+            for (index, owner) in owners.iter().enumerate() {
+                let separator = if index == 0 { "" } else { ", " };
+                write!(f, "{separator}{:?}", owner.literals.join("*"))?;
+            }
+            Ok(())
         }
-        for (index, owner) in self.owners.iter().enumerate() {
-            let separator = if index == 0 { "" } else { ", " };
-            write!(f, "{separator}{:?}", owner.literals.join("*"))?;
+        list(f, &self.owners)?;
+        if !self.writes_for.is_empty() {
+            f.write_str(" and writes for ")?;
+            list(f, &self.writes_for)?;
         }
         Ok(())
     }
+}
+
+fn matches_any(patterns: &[OwnerPattern], owner: &str) -> bool {
+    patterns
+        .iter()
+        .any(|pattern| matches_literals(&pattern.literals, owner))
 }
 
 /// Whether an identity binds the requester, by user name or by one of its groups.
@@ -212,6 +254,7 @@ mod tests {
             owners: strings(owners),
             users: strings(users),
             groups: strings(groups),
+            access: Access::Own,
         }
     }
 
@@ -320,6 +363,7 @@ mod tests {
         let pattern = expand("ClusterExtension.${name}", Some(("ns", "a*"))).unwrap();
         let acting = Acting {
             owners: vec![pattern],
+            writes_for: Vec::new(),
         };
         assert!(acting.acts_for("ClusterExtension.a*"));
         assert!(!acting.acts_for("ClusterExtension.a-b"));

@@ -7,8 +7,11 @@
 //! request                      the lean view of an AdmissionRequest
 //! ├── owner                    owner labels, claims and owners
 //! │   └── scope                the scope table
-//! └── identity                 identities: which owners a requester acts for
-//! settings  (owner, identity)  the settings document and its validation
+//! ├── identity                 identities: which owners a requester acts for
+//! ├── template                 the templates of workloads, read on demand
+//! ├── deletion                 the writes that finish a deletion under way
+//! └── control_plane (identity) the trusted control plane and its table
+//! settings  (owner, identity, control_plane)  the settings document and its validation
 //! violation (request, owner)   the rules' names and the one shape of a denial
 //! transition (owner, settings, violation)   the transition table
 //! handoff, mutation            the offer table; the mutated object
@@ -16,7 +19,9 @@
 //! policy    (decision)         exemptions and Kubewarden's responses, at the edge
 //! ```
 
+pub mod control_plane;
 mod decision;
+mod deletion;
 mod handoff;
 mod identity;
 mod mutation;
@@ -25,6 +30,7 @@ pub mod policy;
 mod request;
 mod scope;
 mod settings;
+mod template;
 mod transition;
 mod violation;
 

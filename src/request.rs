@@ -1,15 +1,21 @@
 //! A lean, typed view of an AdmissionRequest.
 //!
-//! Only what the rules read is kept: operation, kind, namespace, name, subresource, requester
-//! and each object's `metadata.{name,namespace,labels}`. Everything else — the `spec` of a 1 MiB
-//! CustomResourceDefinition included — is skipped while parsing, never built into a tree, and the
-//! strings that are kept borrow from the payload unless they hold escapes.
+//! Only what the rules read is parsed: operation, kind, resource, namespace, name, subresource,
+//! requester, the DeleteOptions, and of each object its `metadata` (name, labels, annotations,
+//! finalizers, deletion). Every other field — the `spec` of a 1 MiB CustomResourceDefinition
+//! included — is kept as the raw JSON text it was sent as, a slice of the payload, never built
+//! into a tree: the rule that finishes deletions compares it, and workloads' templates are read
+//! from it on demand ([`crate::template`]). The strings that are kept borrow from the payload
+//! unless they hold escapes.
 
 use std::borrow::{Borrow, Cow};
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::ops::Deref;
 
+use serde::de::{self, MapAccess};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
@@ -20,6 +26,10 @@ pub struct AdmissionRequest<'a> {
     /// The kind of the object (`group`, `version`, `kind`).
     #[serde(borrow)]
     pub kind: GroupVersionKind<'a>,
+    /// The resource written (`group`, `resource`): what RBAC, and the trusted control plane's
+    /// table, name.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub resource: GroupVersionResource<'a>,
     /// CREATE, UPDATE, DELETE or CONNECT.
     pub operation: Operation,
     /// The namespace of the object; empty for cluster-scoped objects.
@@ -40,6 +50,9 @@ pub struct AdmissionRequest<'a> {
     /// The object as it is stored now (UPDATE and DELETE).
     #[serde(default, borrow)]
     pub old_object: Option<Object<'a>>,
+    /// The operation's options; on DELETE, the DeleteOptions the rules read.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub options: DeleteOptions<'a>,
 }
 
 impl AdmissionRequest<'_> {
@@ -127,6 +140,33 @@ pub struct GroupVersionKind<'a> {
     pub kind: Text<'a>,
 }
 
+/// The resource of the request, as RBAC names it.
+#[derive(Debug, Default, Deserialize)]
+pub struct GroupVersionResource<'a> {
+    /// The API group; empty for the core group.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub group: Text<'a>,
+    /// The resource, such as `endpointslices`.
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    pub resource: Text<'a>,
+}
+
+/// What a DELETE asks of the API server, as far as finishing a deletion is concerned. The
+/// options of other operations (CreateOptions, UpdateOptions) have none of these fields.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteOptions<'a> {
+    /// The grace period asked for, in seconds.
+    #[serde(default)]
+    pub grace_period_seconds: Option<i64>,
+    /// `Orphan`, `Background` or `Foreground`.
+    #[serde(default, borrow)]
+    pub propagation_policy: Option<Text<'a>>,
+    /// The deprecated form of `propagationPolicy: Orphan`.
+    #[serde(default)]
+    pub orphan_dependents: Option<bool>,
+}
+
 /// The requester, as authenticated by the API server.
 #[derive(Debug, Default, Deserialize)]
 pub struct UserInfo<'a> {
@@ -138,27 +178,45 @@ pub struct UserInfo<'a> {
     pub groups: Vec<Text<'a>>,
 }
 
-/// An object in a request: only its metadata is read.
-#[derive(Debug, Default, Deserialize)]
+/// An object in a request: its metadata, parsed, and its other fields as they were sent.
+#[derive(Debug, Default)]
 pub struct Object<'a> {
     /// The object's metadata.
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
     pub metadata: Metadata<'a>,
+    /// The other top-level fields (`apiVersion`, `spec`, `data`, `status`, …), unparsed.
+    pub fields: Vec<(Text<'a>, &'a RawValue)>,
+    /// The workload templates read from `spec`, once, on demand ([`crate::template`]).
+    pub templates: OnceCell<Result<Vec<crate::template::Template<'a>>, String>>,
+}
+
+impl<'a> Object<'a> {
+    /// A top-level field, as it was sent.
+    pub fn field(&self, name: &str) -> Option<&'a RawValue> {
+        self.fields
+            .iter()
+            .find(|(key, _)| &**key == name)
+            .map(|(_, value)| *value)
+    }
 }
 
 /// The parts of `metadata` the policy reads.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 pub struct Metadata<'a> {
     /// The object's name.
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
     pub name: Text<'a>,
     /// The object's labels.
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
     pub labels: Labels<'a>,
     /// The object's annotations, their values left unparsed: an annotation such as
     /// `kubectl.kubernetes.io/last-applied-configuration` can be as large as the object.
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
     pub annotations: Annotations<'a>,
+    /// The finalizers that hold the object's deletion.
+    pub finalizers: Vec<Text<'a>>,
+    /// When the object's deletion began; set from then on.
+    pub deletion_timestamp: Option<&'a RawValue>,
+    /// The grace period of a deletion that has begun, in seconds.
+    pub deletion_grace_period_seconds: Option<i64>,
+    /// Every other metadata field, as it was sent.
+    pub fields: Vec<(Text<'a>, &'a RawValue)>,
 }
 
 impl Metadata<'_> {
@@ -234,6 +292,106 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
         }
 
         deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Object<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor<'a>(PhantomData<Object<'a>>);
+
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for ObjectVisitor<'a> {
+            type Value = Object<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("struct Object")
+            }
+
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Object<'a>, M::Error> {
+                let mut metadata = None;
+                let mut fields = Vec::new();
+                while let Some(key) = map.next_key::<Text<'a>>()? {
+                    if &*key == "metadata" {
+                        if metadata.is_some() {
+                            return Err(de::Error::duplicate_field("metadata"));
+                        }
+                        let value: Option<Metadata> = map.next_value()?;
+                        metadata = Some(value.unwrap_or_default());
+                    } else {
+                        fields.push((key, map.next_value()?));
+                    }
+                }
+                Ok(Object {
+                    metadata: metadata.unwrap_or_default(),
+                    fields,
+                    templates: OnceCell::new(),
+                })
+            }
+        }
+
+        deserializer.deserialize_map(ObjectVisitor(PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Metadata<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MetadataVisitor<'a>(PhantomData<Metadata<'a>>);
+
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for MetadataVisitor<'a> {
+            type Value = Metadata<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("struct Metadata")
+            }
+
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Metadata<'a>, M::Error> {
+                /// Reads a field once; `null` means its absence.
+                fn once<'de, M: MapAccess<'de>, T: Deserialize<'de>>(
+                    map: &mut M,
+                    seen: &mut bool,
+                    name: &'static str,
+                ) -> Result<Option<T>, M::Error> {
+                    if std::mem::replace(seen, true) {
+                        return Err(de::Error::duplicate_field(name));
+                    }
+                    map.next_value()
+                }
+                let mut metadata = Metadata::default();
+                let mut seen = [false; 6];
+                while let Some(key) = map.next_key::<Text<'a>>()? {
+                    match &*key {
+                        "name" => {
+                            let name = once(&mut map, &mut seen[0], "name")?;
+                            metadata.name = name.unwrap_or_default();
+                        }
+                        "labels" => {
+                            let labels = once(&mut map, &mut seen[1], "labels")?;
+                            metadata.labels = labels.unwrap_or_default();
+                        }
+                        "annotations" => {
+                            let annotations = once(&mut map, &mut seen[2], "annotations")?;
+                            metadata.annotations = annotations.unwrap_or_default();
+                        }
+                        "finalizers" => {
+                            let finalizers = once(&mut map, &mut seen[3], "finalizers")?;
+                            metadata.finalizers = finalizers.unwrap_or_default();
+                        }
+                        "deletionTimestamp" => {
+                            let at: Option<&RawValue> =
+                                once(&mut map, &mut seen[4], "deletionTimestamp")?;
+                            metadata.deletion_timestamp = at.filter(|at| at.get() != "null");
+                        }
+                        "deletionGracePeriodSeconds" => {
+                            metadata.deletion_grace_period_seconds =
+                                once(&mut map, &mut seen[5], "deletionGracePeriodSeconds")?;
+                        }
+                        _ => metadata.fields.push((key, map.next_value()?)),
+                    }
+                }
+                Ok(metadata)
+            }
+        }
+
+        deserializer.deserialize_map(MetadataVisitor(PhantomData))
     }
 }
 

@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 
+use crate::control_plane::{self, TrustedWriter};
 use crate::identity::{Identity, SERVICE_ACCOUNT_PREFIX, TEMPLATES, is_dns_subdomain};
 use crate::owner::{Claim, OwnerLabel};
 
@@ -43,6 +44,10 @@ pub struct Settings {
     /// The annotation by which an owner offers an object to another owner.
     #[serde(default = "default_transfer_annotation")]
     pub transfer_annotation: String,
+    /// Writers trusted beside Kubernetes' own control plane, which is always trusted
+    /// ([`crate::control_plane`]).
+    #[serde(default)]
+    pub trusted_writers: Vec<TrustedWriter>,
 }
 
 /// Allow or deny one kind of owner transition.
@@ -142,6 +147,7 @@ impl Default for Settings {
             writes: Writes::default(),
             stamp: false,
             transfer_annotation: default_transfer_annotation(),
+            trusted_writers: Vec::new(),
         }
     }
 }
@@ -197,6 +203,7 @@ impl Settings {
                 &mut problems,
             );
         }
+        control_plane::check(&self.trusted_writers, &mut problems);
         if self.identities.is_empty() {
             if self.writes == Writes::Owner {
                 problems.push(
@@ -233,6 +240,10 @@ fn check_objects(document: &serde_json::Value) -> Result<(), String> {
     for (list, example) in [
         ("ownerLabels", "{key: appID}"),
         ("identities", "{owners: [...], users: [...]}"),
+        (
+            "trustedWriters",
+            "{users: [...], resources: [...], operations: [...]}",
+        ),
     ] {
         let items = document[list].as_array().into_iter().flatten();
         if let Some(index) = items.into_iter().position(serde_json::Value::is_array) {
@@ -584,7 +595,7 @@ mod tests {
             ),
             (
                 r#"{"identities": [{"owner": ["ClusterExtension.a"], "users": ["a"]}]}"#,
-                "identities[0].owner: unknown field `owner`, expected one of `owners`, `users`, `groups`",
+                "identities[0].owner: unknown field `owner`, expected one of `owners`, `users`, `groups`, `access`",
             ),
             (
                 r#"{"identities": [{"owners": [], "users": ["a"]}]}"#,
@@ -635,6 +646,38 @@ mod tests {
                 r#"{"adoption": 1}"#,
                 "adoption: invalid type: integer `1`, expected a string",
             ),
+            (
+                r#"{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}"#,
+                "identities[0].access: unknown variant `Read`, expected `Own` or `Write`",
+            ),
+            (
+                r#"{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["secrets"], "operations": ["UPDATE"]}]}"#,
+                r#"trustedWriters[0].users[0]: "system:serviceaccount:kube-system:*" reaches any service account of kube-system, where add-ons run too; name each one (system:serviceaccount:kube-system:<name>)"#,
+            ),
+            (
+                r#"{"trustedWriters": [{"users": ["system:*"], "resources": ["secrets"], "operations": ["UPDATE"]}]}"#,
+                r#"trustedWriters[0].users[0]: "system:*" reaches any service account of kube-system"#,
+            ),
+            (
+                r#"{"trustedWriters": [{"users": [], "resources": [], "operations": []}]}"#,
+                "trustedWriters[0].users: list the user names of the writer; trustedWriters[0].resources: list the resources the writer writes; trustedWriters[0].operations: list CREATE, UPDATE or DELETE",
+            ),
+            (
+                r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["Secrets", "pods/"], "operations": ["CONNECT"]}]}"#,
+                r#"trustedWriters[0].resources[0]: "Secrets" is not a resource; write resource[.group][/subresource], like secrets or apiservices.apiregistration.k8s.io, or * for all; trustedWriters[0].resources[1]: "pods/" is not a resource"#,
+            ),
+            (
+                r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["*"], "operations": ["CONNECT"]}]}"#,
+                "trustedWriters[0].operations: CONNECT writes no object; list CREATE, UPDATE or DELETE",
+            ),
+            (
+                r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["*"], "operations": ["PATCH"]}]}"#,
+                "trustedWriters[0].operations[0]: unknown variant `PATCH`, expected one of `CREATE`, `UPDATE`, `DELETE`, `CONNECT`",
+            ),
+            (
+                r#"{"trustedWriters": [[["k3s"], ["*"], ["DELETE"]]]}"#,
+                "trustedWriters[0]: must be an object like {users: [...], resources: [...], operations: [...]}, not an array",
+            ),
             ("5", "invalid type: integer `5`, expected struct Settings"),
             ("{", "EOF while parsing an object"),
             ("{} x", "trailing characters"),
@@ -646,6 +689,23 @@ mod tests {
                 "settings {json}\n  gave: {error}\n  want: {expected}"
             );
         }
+    }
+
+    #[test]
+    fn trusted_writers_name_users_resources_and_operations() {
+        let settings = parse(
+            r#"{"trustedWriters": [
+                {"users": ["system:serviceaccount:openshift-service-ca:service-ca"],
+                 "resources": ["secrets", "configmaps", "apiservices.apiregistration.k8s.io",
+                               "mutatingwebhookconfigurations.admissionregistration.k8s.io"],
+                 "operations": ["CREATE", "UPDATE"]},
+                {"users": ["system:k3s-controller", "system:serviceaccount:kube-system:cloud-node-manager",
+                           "system:serviceaccount:openshift-*:*"],
+                 "resources": ["*", "nodes/status"], "operations": ["DELETE"]}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(settings.trusted_writers.len(), 2);
     }
 
     #[test]

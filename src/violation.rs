@@ -6,7 +6,8 @@
 //! {key}: {rule} denied for {operation} of {object}, owned by {owner}: {reason}
 //! ```
 //!
-//! The second form is for a rule that fails while the owner stays: writes under `writes:
+//! `{key}` is `{key} in {template}` for a label in a workload's template (`appID in
+//! spec.template`). The second form is for a rule that fails while the owner stays: writes under `writes:
 //! Owner`, offers. An audit replay judges a stored object's state, not an act:
 //!
 //! ```text
@@ -86,6 +87,8 @@ pub struct Violation<'a> {
     pub rule: Rule,
     /// The label or annotation the rule guards.
     pub key: &'a str,
+    /// The template that carries the label, when it is not the object's own.
+    pub template: Option<&'a str>,
     /// The operation and the object it is on.
     pub subject: Subject<'a>,
     /// The owners the request moves between.
@@ -101,10 +104,15 @@ impl fmt::Display for Violation<'_> {
         let Violation {
             rule,
             key,
+            template,
             subject,
             change,
             reason,
         } = self;
+        let key = match template {
+            None => format!("{key}"),
+            Some(template) => format!("{key} in {template}"),
+        };
         let rule = rule.name();
         let Subject {
             operation,
@@ -230,6 +238,7 @@ mod tests {
         Violation {
             rule,
             key: "appID",
+            template: None,
             subject: Subject {
                 operation: Operation::Update,
                 object,
@@ -257,6 +266,8 @@ mod tests {
              r#"appID: owner change denied for Pod team-a/x (subresource status) from "a" to "b": why"#),
             (violation(Rule::Offer, ObjectRef { name: "", ..cluster }, Change::kept(Claim::default())),
              "appID: offer denied for UPDATE of CustomResourceDefinition (generated name), owned by none: why"),
+            (Violation { template: Some("spec.template"), ..violation(Rule::Identity, object("Deployment", "team-a", ""), Change { old: Claim::default(), new: claim("b") }) },
+             r#"appID in spec.template: identity denied for Deployment team-a/x from none to "b": why"#),
         ];
         for (violation, message) in rows {
             assert_eq!(violation.to_string(), message);

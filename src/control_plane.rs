@@ -1,0 +1,295 @@
+//! The trusted control plane: the writers that Kubernetes itself runs, trusted to copy and
+//! follow owner marks on what they write.
+//!
+//! Most writes in a cluster come from the cluster itself: the EndpointSlice controller copies a
+//! Service's labels onto its slices, the workload controllers copy a template's labels onto
+//! ReplicaSets, Pods and claims, the garbage collector and the namespace controller delete what
+//! their owners left, kubelets finish Pods' deletions. These writers copy marks verbatim, valid
+//! or not, and follow a parent's owner when it moves; judging them as people would deny them
+//! and take the cluster down. So a trusted writer's request on a resource it writes is allowed
+//! before any rule is applied, without a warning or an audit annotation: only the API server's
+//! audit log records it.
+//!
+//! Trust is as narrow as Kubernetes allows:
+//! - each kube-controller-manager controller, as its service account in kube-system (in the group
+//!   `system:serviceaccounts:kube-system` that service account tokens carry), for the resources
+//!   and operations its ClusterRole grants ([`upstream`]);
+//! - `system:kube-controller-manager`, the user all controllers run as without
+//!   `--use-service-account-credentials`, for what any controller is trusted with;
+//! - `system:kube-scheduler` for what the scheduler writes (preemption deletes Pods);
+//! - a kubelet, `system:node:<name>` in the group `system:nodes` (the Node authorizer's test,
+//!   `NodeIdentity` in `pkg/auth/nodeidentifier/default.go`), only to DELETE a Pod whose
+//!   deletion has begun — it force-deletes it once its containers stopped. A kubelet's status
+//!   writes that keep the marks are not judged for anyone; one that relabels a Pod is judged;
+//! - the settings' `trustedWriters`, a distribution's own controllers.
+//!
+//! Since a copy is only as good as its source, the templates these controllers copy are judged
+//! where they are written ([`crate::template`]).
+
+mod upstream;
+
+use serde::Deserialize;
+
+use crate::request::{AdmissionRequest, Object, Operation};
+
+/// The user name prefix of the service accounts in kube-system.
+pub const KUBE_SYSTEM_PREFIX: &str = "system:serviceaccount:kube-system:";
+/// The group of every service account token of kube-system.
+pub const KUBE_SYSTEM_GROUP: &str = "system:serviceaccounts:kube-system";
+/// The user kube-controller-manager's controllers run as without their own service accounts.
+pub const CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
+/// The scheduler's user.
+pub const SCHEDULER: &str = "system:kube-scheduler";
+/// The user name prefix of kubelets.
+pub const NODE_PREFIX: &str = "system:node:";
+/// The group of kubelets.
+pub const NODES_GROUP: &str = "system:nodes";
+
+/// A writer the settings add to the trusted control plane, such as a distribution's controller.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustedWriter {
+    /// User names, exact or with `*` wildcards that reach no service account of kube-system.
+    pub users: Vec<String>,
+    /// The resources it writes: `resource` (core group), `resource.group`, with `/subresource`
+    /// for a subresource, or `*` for every resource.
+    pub resources: Vec<String>,
+    /// The operations it makes on them: CREATE, UPDATE, DELETE.
+    pub operations: Vec<Operation>,
+}
+
+/// Who a trust rule names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer<'s> {
+    /// `system:serviceaccount:kube-system:<name>`, in the group `system:serviceaccounts:kube-system`.
+    KubeSystemServiceAccount(&'s str),
+    /// A user name, exactly.
+    User(&'s str),
+    /// User names matching a pattern with `*` wildcards.
+    Users(&'s str),
+    /// Any kubelet: `system:node:<name>` in the group `system:nodes`.
+    Node,
+}
+
+/// The resources of a trust rule: Kubernetes' table or the settings'.
+#[derive(Debug, Clone, Copy)]
+pub enum Resources<'s> {
+    /// From [`upstream`].
+    Upstream(&'static [&'static str]),
+    /// From the settings.
+    Settings(&'s [String]),
+}
+
+/// One trust rule: a writer, the resources and operations it is trusted with.
+#[derive(Debug, Clone, Copy)]
+pub struct Trust<'s> {
+    /// Who.
+    pub writer: Writer<'s>,
+    /// On which resources (`*` for all).
+    pub resources: Resources<'s>,
+    /// Which operations.
+    pub operations: &'s [Operation],
+    /// Only on objects whose deletion has begun.
+    pub terminating_only: bool,
+}
+
+impl<'s> Resources<'s> {
+    /// The resources, as written: `resource[.group][/subresource]` or `*`.
+    pub fn iter(&self) -> impl Iterator<Item = &'s str> + use<'s> {
+        let (upstream, settings) = match *self {
+            Resources::Upstream(list) => (list, &[][..]),
+            Resources::Settings(list) => (&[][..], list),
+        };
+        upstream
+            .iter()
+            .copied()
+            .chain(settings.iter().map(String::as_str))
+    }
+}
+
+/// Every trust rule: Kubernetes' own control plane, then the settings' additions.
+pub fn rules(additions: &[TrustedWriter]) -> impl Iterator<Item = Trust<'_>> {
+    let controllers = upstream::CONTROLLERS.iter().flat_map(|(account, grants)| {
+        grants.iter().flat_map(move |(resources, operations)| {
+            let trust = move |writer| Trust {
+                writer,
+                resources: Resources::Upstream(resources),
+                operations,
+                terminating_only: false,
+            };
+            [
+                trust(Writer::KubeSystemServiceAccount(account)),
+                trust(Writer::User(CONTROLLER_MANAGER)),
+            ]
+        })
+    });
+    let user = |user, grants: &'static [upstream::Grant]| {
+        grants.iter().map(move |(resources, operations)| Trust {
+            writer: Writer::User(user),
+            resources: Resources::Upstream(resources),
+            operations,
+            terminating_only: false,
+        })
+    };
+    let scheduler = user(SCHEDULER, upstream::SCHEDULER);
+    let controller_manager = user(CONTROLLER_MANAGER, upstream::CONTROLLER_MANAGER);
+    let kubelet = Trust {
+        writer: Writer::Node,
+        resources: Resources::Upstream(&["pods"]),
+        operations: &[Operation::Delete],
+        terminating_only: true,
+    };
+    let settings = additions.iter().flat_map(|writer| {
+        writer.users.iter().map(|user| Trust {
+            writer: if user.contains('*') {
+                Writer::Users(user)
+            } else {
+                Writer::User(user)
+            },
+            resources: Resources::Settings(&writer.resources),
+            operations: &writer.operations,
+            terminating_only: false,
+        })
+    });
+    controllers
+        .chain(controller_manager)
+        .chain(scheduler)
+        .chain(std::iter::once(kubelet))
+        .chain(settings)
+}
+
+/// Whether a trusted writer makes this request, on a resource and with an operation it is
+/// trusted with. `old` is the stored object, if any. An audit replay names no writer.
+pub fn trusts(
+    request: &AdmissionRequest<'_>,
+    old: Option<&Object<'_>>,
+    additions: &[TrustedWriter],
+) -> bool {
+    rules(additions).any(|trust| trust.covers(request, old))
+}
+
+impl Trust<'_> {
+    /// Whether this rule covers the request.
+    pub fn covers(&self, request: &AdmissionRequest<'_>, old: Option<&Object<'_>>) -> bool {
+        self.writer.is(request)
+            && self.operations.contains(&request.operation)
+            && self
+                .resources
+                .iter()
+                .any(|resource| names(resource, request))
+            && (!self.terminating_only
+                || old.is_some_and(|old| old.metadata.deletion_timestamp.is_some()))
+    }
+}
+
+impl Writer<'_> {
+    /// Whether the requester is this writer.
+    fn is(&self, request: &AdmissionRequest<'_>) -> bool {
+        let user = &request.user_info;
+        let in_group = |group: &str| user.groups.iter().any(|g| **g == *group);
+        match *self {
+            Writer::KubeSystemServiceAccount(account) => {
+                user.username.strip_prefix(KUBE_SYSTEM_PREFIX) == Some(account)
+                    && in_group(KUBE_SYSTEM_GROUP)
+            }
+            Writer::User(name) => *user.username == *name,
+            Writer::Users(pattern) => crate::identity::matches(pattern, &user.username),
+            Writer::Node => {
+                user.username
+                    .strip_prefix(NODE_PREFIX)
+                    .is_some_and(|node| !node.is_empty())
+                    && in_group(NODES_GROUP)
+            }
+        }
+    }
+}
+
+/// The parts of a resource as a trust rule writes it: `(group, resource, subresource)`;
+/// `None` for `*`.
+pub fn parts(resource: &str) -> Option<(&str, &str, &str)> {
+    if resource == "*" {
+        return None;
+    }
+    let (name, subresource) = resource.split_once('/').unwrap_or((resource, ""));
+    let (name, group) = name.split_once('.').unwrap_or((name, ""));
+    Some((group, name, subresource))
+}
+
+/// Whether a rule's resource names the request's resource; `*/scale`, in Kubernetes' table,
+/// names the scale subresource of every resource.
+fn names(resource: &str, request: &AdmissionRequest<'_>) -> bool {
+    parts(resource).is_none_or(|(group, name, subresource)| {
+        let any = name == "*";
+        (any || *request.resource.group == *group)
+            && (any || *request.resource.resource == *name)
+            && *request.sub_resource == *subresource
+    })
+}
+
+/// Checks the settings' trusted writers; every problem found is pushed, naming its field.
+pub fn check(writers: &[TrustedWriter], problems: &mut Vec<String>) {
+    for (index, writer) in writers.iter().enumerate() {
+        let field = format!("trustedWriters[{index}]");
+        if writer.users.is_empty() {
+            problems.push(format!("{field}.users: list the user names of the writer"));
+        }
+        for (at, user) in writer.users.iter().enumerate() {
+            if user.is_empty() {
+                problems.push(format!("{field}.users[{at}]: must not be empty"));
+            } else if reaches_kube_system(user) {
+                problems.push(format!(
+                    "{field}.users[{at}]: {user:?} reaches any service account of kube-system, \
+                     where add-ons run too; name each one ({KUBE_SYSTEM_PREFIX}<name>)"
+                ));
+            }
+        }
+        if writer.resources.is_empty() {
+            problems.push(format!(
+                "{field}.resources: list the resources the writer writes"
+            ));
+        }
+        for (at, resource) in writer.resources.iter().enumerate() {
+            if !is_resource(resource) {
+                problems.push(format!(
+                    "{field}.resources[{at}]: {resource:?} is not a resource; write \
+                     resource[.group][/subresource], like secrets or \
+                     apiservices.apiregistration.k8s.io, or * for all"
+                ));
+            }
+        }
+        if writer.operations.is_empty() {
+            problems.push(format!("{field}.operations: list CREATE, UPDATE or DELETE"));
+        }
+        if writer.operations.contains(&Operation::Connect) {
+            problems.push(format!(
+                "{field}.operations: CONNECT writes no object; list CREATE, UPDATE or DELETE"
+            ));
+        }
+    }
+}
+
+/// Whether a user pattern with wildcards may match a service account of kube-system that it
+/// does not name literally.
+fn reaches_kube_system(pattern: &str) -> bool {
+    let Some((literal, _)) = pattern.split_once('*') else {
+        return false;
+    };
+    literal.starts_with(KUBE_SYSTEM_PREFIX) || KUBE_SYSTEM_PREFIX.starts_with(literal)
+}
+
+/// `*`, or `resource[.group][/subresource]` in lowercase DNS characters.
+fn is_resource(resource: &str) -> bool {
+    let Some((group, name, subresource)) = parts(resource) else {
+        return true;
+    };
+    let word = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    word(name)
+        && (group.is_empty() || crate::identity::is_dns_subdomain(group))
+        && (subresource.is_empty() || word(subresource))
+        && !resource.ends_with('/')
+}
