@@ -350,6 +350,10 @@ fn form_asks_for_every_setting_and_no_other() {
             serde_json::json!({"identities": [{"owners": ["a"], "x": 1}]}),
         ),
         ("exemptions", serde_json::json!({"exemptions": {"x": 1}})),
+        (
+            "trustedWriters",
+            serde_json::json!({"trustedWriters": [{"users": ["a"], "x": 1}]}),
+        ),
     ] {
         let q = question(&questions, variable);
         let inner = match q["type"].as_str() {
@@ -470,6 +474,11 @@ fn form_entry_defaults_are_accepted() {
         "identities": {
             "owners": ["ClusterExtension.cert-manager"],
             "users": ["system:serviceaccount:cert-manager:*"]
+        },
+        "trustedWriters": {
+            "users": ["system:serviceaccount:openshift-service-ca:service-ca"],
+            "resources": ["secrets"],
+            "operations": ["CREATE", "UPDATE"]
         },
     });
     let questions = questions();
