@@ -220,9 +220,8 @@ pub fn parts(resource: &str) -> Option<(&str, &str, &str)> {
 fn names(resource: &str, request: &AdmissionRequest<'_>) -> bool {
     parts(resource).is_none_or(|(group, name, subresource)| {
         let any = name == "*";
-        (any || *request.resource.group == *group)
-            && (any || *request.resource.resource == *name)
-            && *request.sub_resource == *subresource
+        let named = *request.resource.group == *group && *request.resource.resource == *name;
+        (any || named) && *request.sub_resource == *subresource
     })
 }
 

@@ -654,6 +654,200 @@ mod tests {
         }
     }
 
+    /// A request on a core or `apps` object in `shop` by `user` with `groups`; `resource` is
+    /// `resource[.group][/subresource]`; each side a whole object (`null`: no such side).
+    fn write(
+        operation: &str,
+        (user, groups): (&str, &[&str]),
+        resource: &str,
+        old: Value,
+        new: Value,
+    ) -> Value {
+        let (resource, subresource) = resource.split_once('/').unwrap_or((resource, ""));
+        let (resource, group) = resource.split_once('.').unwrap_or((resource, ""));
+        let kind = match resource {
+            "pods" => "Pod",
+            "deployments" => "Deployment",
+            "replicasets" => "ReplicaSet",
+            "endpointslices" => "EndpointSlice",
+            "configmaps" => "ConfigMap",
+            other => panic!("no kind for {other}"),
+        };
+        json!({
+            "uid": "1", "kind": {"group": group, "version": "v1", "kind": kind},
+            "resource": {"group": group, "version": "v1", "resource": resource},
+            "subResource": subresource, "operation": operation, "namespace": "shop", "name": "x",
+            "userInfo": {"username": user, "groups": groups},
+            "oldObject": old, "object": new,
+        })
+    }
+
+    fn labelled(operator: &str) -> Value {
+        json!({"metadata": {"name": "x", "labels": {"camel.apache.org/operator.id": operator}}})
+    }
+
+    const ALICE: (&str, &[&str]) = ("alice", &["system:authenticated"]);
+    const GC: (&str, &[&str]) = (
+        "system:serviceaccount:kube-system:generic-garbage-collector",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+        ],
+    );
+    const SLICES: (&str, &[&str]) = (
+        "system:serviceaccount:kube-system:endpointslice-controller",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+        ],
+    );
+    const KCM: (&str, &[&str]) = ("system:kube-controller-manager", &["system:authenticated"]);
+    const KUBELET: (&str, &[&str]) = ("system:node:n1", &["system:nodes", "system:authenticated"]);
+
+    #[test]
+    fn the_control_plane_is_trusted_with_what_it_writes_and_nothing_else() {
+        let writes = camel_k(json!({"writes": "Owner"}));
+        let terminating = json!({"metadata": {"name": "x", "deletionTimestamp": "2026-12-01T10:00:00Z",
+            "deletionGracePeriodSeconds": 30, "labels": {"camel.apache.org/operator.id": "operator-1"}}});
+        let (a, b) = (labelled("operator-1"), labelled("operator-2"));
+        let impostor = (
+            "system:serviceaccount:kube-public:generic-garbage-collector",
+            GC.1,
+        );
+        let node_without_group = ("system:node:n1", &["system:authenticated"][..]);
+        let allow = || Outcome::Allow;
+        // The kubelet's final DELETE: grace period 0 (`syncPod` in pkg/kubelet/status).
+        let force = |mut request: Value| {
+            request["options"] = json!({"kind": "DeleteOptions", "gracePeriodSeconds": 0});
+            request
+        };
+        fn denied(rule: &str) -> impl Fn(&Outcome) -> bool + '_ {
+            move |outcome| matches!(outcome, Outcome::Deny(m) if m[0].contains(rule))
+        }
+        #[rustfmt::skip]
+        let rows: Vec<(Value, bool)> = vec![
+            // trusted: label sync after a handoff, copies, deletes, finishing a Pod's deletion
+            (write("UPDATE", SLICES, "endpointslices.discovery.k8s.io", a.clone(), b.clone()), true),
+            (write("CREATE", SLICES, "endpointslices.discovery.k8s.io", Value::Null, b.clone()), true),
+            (write("UPDATE", KCM, "endpointslices.discovery.k8s.io", a.clone(), b.clone()), true),
+            (write("DELETE", GC, "deployments.apps", a.clone(), Value::Null), true),
+            (force(write("DELETE", KUBELET, "pods", terminating.clone(), Value::Null)), true),
+            // judged like anyone: another resource, another namespace, no group, a live Pod
+            (write("UPDATE", SLICES, "deployments.apps", a.clone(), b.clone()), false),
+            (write("UPDATE", impostor, "endpointslices.discovery.k8s.io", a.clone(), b.clone()), false),
+            (write("DELETE", impostor, "deployments.apps", a.clone(), Value::Null), false),
+            (force(write("DELETE", node_without_group, "pods", terminating.clone(), Value::Null)), false),
+            (force(write("DELETE", KUBELET, "pods", a.clone(), Value::Null)), false),
+            (write("UPDATE", KUBELET, "pods/status", a.clone(), b.clone()), false),
+        ];
+        for (request, trusted) in rows {
+            let outcome = decide(&request, &writes);
+            if trusted {
+                assert_eq!(outcome, allow(), "{request}");
+            } else {
+                assert!(denied("denied for")(&outcome), "{request}\n{outcome:?}");
+            }
+        }
+        // The settings' additions: their users, resources and operations only.
+        let k3s = camel_k(json!({"writes": "Owner", "trustedWriters": [
+            {"users": ["system:k3s-controller"], "resources": ["configmaps"], "operations": ["DELETE"]}]}));
+        let k3s_user = ("system:k3s-controller", &["system:authenticated"][..]);
+        let owned_map = write("DELETE", k3s_user, "configmaps", a.clone(), Value::Null);
+        assert_eq!(decide(&owned_map, &k3s), Outcome::Allow);
+        let relabel = write("UPDATE", k3s_user, "configmaps", a.clone(), b.clone());
+        assert!(denied("owner change denied")(&decide(&relabel, &k3s)));
+        let pod = write("DELETE", k3s_user, "pods", a, Value::Null);
+        assert!(denied("owner writes denied")(&decide(&pod, &k3s)));
+    }
+
+    #[test]
+    fn a_mark_in_a_template_is_a_claim_by_whoever_writes_the_template() {
+        let deployment = |labels: Value, template: Value| {
+            json!({"metadata": {"name": "x", "labels": labels},
+                   "spec": {"replicas": 1, "template": {"metadata": {"labels": template}}}})
+        };
+        let op = |id: &str| json!({"app": "web", "camel.apache.org/operator.id": id});
+        let settings = camel_k(json!({}));
+        let operator_1 = (OPERATOR_1, &["system:serviceaccounts"][..]);
+        #[rustfmt::skip]
+        let rows = [
+            (write("CREATE", operator_1, "deployments.apps", Value::Null, deployment(op("operator-1"), op("operator-1"))), Outcome::Allow),
+            (write("CREATE", ALICE, "deployments.apps", Value::Null, deployment(json!({}), op("operator-2"))), Outcome::Deny(vec![
+                "camel.apache.org/operator.id in spec.template: identity denied for Deployment shop/x from none to \"operator-2\": user alice acts for none, not for \"operator-2\"; only a requester acting for an owner may set it".to_owned()])),
+            (write("UPDATE", operator_1, "deployments.apps", deployment(op("operator-1"), op("operator-1")), deployment(op("operator-1"), op("operator-2"))), Outcome::Deny(vec![
+                "camel.apache.org/operator.id in spec.template: owner change denied for Deployment shop/x from \"operator-1\" to \"operator-2\": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation".to_owned()])),
+            // a kept template mark is written with its object
+            (write("UPDATE", ALICE, "deployments.apps", deployment(json!({}), op("operator-2")), deployment(json!({"x": "y"}), op("operator-2"))), Outcome::Allow),
+            // a status write persists no spec
+            (write("UPDATE", ALICE, "deployments.apps/status", deployment(json!({}), json!({})), deployment(json!({}), op("operator-2"))), Outcome::Allow),
+        ];
+        for (request, expected) in rows {
+            assert_eq!(decide(&request, &settings), expected, "{request}");
+        }
+        let broken = write(
+            "CREATE",
+            ALICE,
+            "deployments.apps",
+            Value::Null,
+            json!({"spec": {"template": {"metadata": {"labels": ["x"]}}}}),
+        );
+        assert_eq!(
+            decide(&broken, &settings),
+            Outcome::Unreadable(
+                "object.spec.template.metadata.labels: invalid type: sequence, expected a map"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn finishing_a_deletion_under_way_needs_no_owner() {
+        let writes = camel_k(json!({"writes": "Owner"}));
+        let map = |finalizers: Value, data: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "x", "labels": {"camel.apache.org/operator.id": "operator-1"},
+                                "finalizers": finalizers, "deletionTimestamp": "2026-12-01T10:00:00Z",
+                                "deletionGracePeriodSeconds": 0},
+                   "data": {"k": data}})
+        };
+        let held = map(json!(["example.com/cleanup"]), "v");
+        #[rustfmt::skip]
+        let rows = [
+            (write("UPDATE", ALICE, "configmaps", held.clone(), map(json!([]), "v")), true),
+            (write("DELETE", ALICE, "configmaps", held.clone(), Value::Null), true),
+            (write("UPDATE", ALICE, "configmaps", held.clone(), map(json!([]), "w")), false),
+            (write("UPDATE", ALICE, "configmaps", labelled("operator-1"), labelled("operator-1")), false),
+        ];
+        for (request, allowed) in rows {
+            let outcome = decide(&request, &writes);
+            assert_eq!(outcome == Outcome::Allow, allowed, "{request}\n{outcome:?}");
+        }
+    }
+
+    #[test]
+    fn a_value_that_names_no_owner_freezes_nothing() {
+        let olm = json!({
+            "ownerLabels": [{"key": "appID", "clusterKinds": ["ClusterExtension"]}],
+            "identities": [{"owners": ["ClusterExtension.a"], "users": ["olm"]}],
+            "writes": "Owner",
+        });
+        let payments = json!({"metadata": {"name": "x", "labels": {"appID": "payments"}, "annotations": {"a": "1"}}});
+        let changed = json!({"metadata": {"name": "x", "labels": {"appID": "payments"}, "annotations": {"a": "2"}}});
+        let removed = json!({"metadata": {"name": "x", "labels": {}}});
+        #[rustfmt::skip]
+        let rows = [
+            (write("UPDATE", ALICE, "configmaps", payments.clone(), changed), Outcome::Allow),
+            (write("DELETE", ALICE, "configmaps", payments.clone(), Value::Null), Outcome::Allow),
+            (write("UPDATE", ALICE, "configmaps", payments.clone(), removed), Outcome::Allow),
+            // a new claim must still name an owner
+            (write("CREATE", ("olm", &[][..]), "configmaps", Value::Null, payments), Outcome::Deny(vec![
+                "appID: owner value denied for ConfigMap shop/x from none to \"payments\": \"payments\" is not a configured owner kind; use ClusterExtension.<name>".to_owned()])),
+        ];
+        for (request, expected) in rows {
+            assert_eq!(decide(&request, &olm), expected, "{request}");
+        }
+    }
+
     #[test]
     fn an_owner_change_names_the_offer_that_would_allow_it() {
         let request = integration(

@@ -68,18 +68,32 @@ pub fn templates<'a>(
             return Ok(Vec::new());
         };
         match object.field("spec") {
-            Some(spec) => read(shape, spec).map_err(|error| format!("spec: {error}")),
+            Some(spec) => read(shape, spec).map_err(|error| {
+                // The position is in `spec`, not the request: the path names the field.
+                let path = error.path().to_string();
+                let error = error.into_inner().to_string();
+                let error = error.split(" at line ").next().unwrap_or_default();
+                match path.as_str() {
+                    "." => format!("spec: {error}"),
+                    path => format!("spec.{path}: {error}"),
+                }
+            }),
             None => Ok(Vec::new()),
         }
     });
     read.as_deref().map_err(Clone::clone)
 }
 
-fn read<'a>(shape: Shape, spec: &'a RawValue) -> Result<Vec<Template<'a>>, serde_json::Error> {
-    let spec: Spec<'a> = match serde_json::from_str::<Option<Spec>>(spec.get())? {
-        Some(spec) => spec,
-        None => return Ok(Vec::new()),
-    };
+fn read<'a>(
+    shape: Shape,
+    spec: &'a RawValue,
+) -> Result<Vec<Template<'a>>, serde_path_to_error::Error<serde_json::Error>> {
+    let mut deserializer = serde_json::Deserializer::from_str(spec.get());
+    let spec: Spec<'a> =
+        match serde_path_to_error::deserialize::<_, Option<Spec>>(&mut deserializer)? {
+            Some(spec) => spec,
+            None => return Ok(Vec::new()),
+        };
     let mut templates = Vec::new();
     let mut add = |place: String, template: Option<Meta<'a>>| {
         if let Some(template) = template {
@@ -241,9 +255,9 @@ mod tests {
         let json = json!({"spec": {"template": {"metadata": {"labels": ["o"]}}}}).to_string();
         let object: Object = serde_json::from_str(&json).unwrap();
         let error = templates("apps", "Deployment", &object).unwrap_err();
-        assert!(
-            error.starts_with("spec: invalid type: sequence, expected a map"),
-            "{error}"
+        assert_eq!(
+            error,
+            "spec.template.metadata.labels: invalid type: sequence, expected a map"
         );
     }
 }

@@ -110,7 +110,7 @@ impl fmt::Display for Violation<'_> {
             reason,
         } = self;
         let key = match template {
-            None => format!("{key}"),
+            None => key.to_string(),
             Some(template) => format!("{key} in {template}"),
         };
         let rule = rule.name();
