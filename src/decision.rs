@@ -481,10 +481,17 @@ impl<'a> Reading<'a> {
     /// for that owner.
     fn not_acting_for(&self, owner: Claim<'_>, act: &str) -> Option<String> {
         let acting = self.acting.as_ref()?;
-        if acting.acts_for(&owner.id()) {
+        let id = owner.id();
+        if acting.acts_for(&id) {
             return None;
         }
         let user = &self.request.user_info.username;
+        if acting.writes_for(&id) {
+            return Some(format!(
+                "user {user} only writes for {owner} (access: Write); only a requester acting \
+                 for an owner may {act} it"
+            ));
+        }
         Some(format!(
             "user {user} acts for {acting}, not for {owner}; only a requester acting for an \
              owner may {act} it"

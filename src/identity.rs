@@ -359,6 +359,38 @@ mod tests {
     }
 
     #[test]
+    fn access_write_binds_writing_only() {
+        let mut writer = identity(
+            &["ClusterExtension.cert-manager"],
+            &["system:serviceaccount:cert-manager:cert-manager-cainjector"],
+            &[],
+        );
+        writer.access = Access::Write;
+        let identities = [
+            writer,
+            identity(&["ClusterExtension.*"], &[], &["olm-controllers"]),
+        ];
+        let cainjector = Acting::of(
+            &user(
+                "system:serviceaccount:cert-manager:cert-manager-cainjector",
+                &[],
+            ),
+            &identities,
+        );
+        assert!(cainjector.writes_for("ClusterExtension.cert-manager"));
+        assert!(!cainjector.acts_for("ClusterExtension.cert-manager"));
+        assert!(!cainjector.writes_for("ClusterExtension.argocd"));
+        assert_eq!(cainjector.single_owner(), None);
+        assert_eq!(
+            cainjector.to_string(),
+            r#"none and writes for "ClusterExtension.cert-manager""#
+        );
+        let controller = Acting::of(&user("olm", &["olm-controllers"]), &identities);
+        assert!(controller.acts_for("ClusterExtension.cert-manager"));
+        assert!(controller.writes_for("ClusterExtension.cert-manager"));
+    }
+
+    #[test]
     fn filled_in_values_are_literal() {
         let pattern = expand("ClusterExtension.${name}", Some(("ns", "a*"))).unwrap();
         let acting = Acting {
