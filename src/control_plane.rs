@@ -292,3 +292,101 @@ fn is_resource(resource: &str) -> bool {
         && (subresource.is_empty() || word(subresource))
         && !resource.ends_with('/')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(json: &str) -> AdmissionRequest<'_> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn kubernetes_table_names_each_controller_once_with_resources_it_can_write() {
+        let mut accounts: Vec<&str> = upstream::CONTROLLERS.iter().map(|(a, _)| *a).collect();
+        let count = accounts.len();
+        accounts.sort_unstable();
+        accounts.dedup();
+        assert_eq!(accounts.len(), count, "a controller listed twice");
+        assert!(count >= 40, "{count} controllers");
+        for trust in rules(&[]) {
+            assert!(!trust.operations.is_empty());
+            assert!(!trust.operations.contains(&Operation::Connect));
+            for resource in trust.resources.iter() {
+                // `*/scale`: every resource's scale subresource (horizontal-pod-autoscaler).
+                assert!(is_resource(resource) || resource == "*/scale", "{resource}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_rule_covers_its_writer_resources_and_operations_only() {
+        let gc = r#""system:serviceaccount:kube-system:generic-garbage-collector""#;
+        let sa_groups = r#"["system:serviceaccounts", "system:serviceaccounts:kube-system"]"#;
+        let write = |user: &str, groups: &str, group: &str, resource: &str, sub: &str, op: &str| {
+            format!(
+                r#"{{"kind": {{}}, "operation": "{op}", "userInfo": {{"username": {user}, "groups": {groups}}},
+                    "resource": {{"group": "{group}", "resource": "{resource}"}}, "subResource": "{sub}"}}"#
+            )
+        };
+        let slices = r#""system:serviceaccount:kube-system:endpointslice-controller""#;
+        let node = r#""system:node:n1""#;
+        let additions = [TrustedWriter {
+            users: vec!["system:k3s-controller".to_owned()],
+            resources: vec!["helmcharts.helm.cattle.io".to_owned()],
+            operations: vec![Operation::Update],
+        }];
+        #[rustfmt::skip]
+        let rows = [
+            (write(gc, sa_groups, "apps", "deployments", "", "DELETE"), true),
+            (write(gc, "[]", "apps", "deployments", "", "DELETE"), false),
+            (write(slices, sa_groups, "discovery.k8s.io", "endpointslices", "", "UPDATE"), true),
+            (write(slices, sa_groups, "apps", "deployments", "", "UPDATE"), false),
+            (write(slices, sa_groups, "discovery.k8s.io", "endpointslices", "status", "UPDATE"), false),
+            (write(r#""system:kube-controller-manager""#, "[]", "discovery.k8s.io", "endpointslices", "", "CREATE"), true),
+            (write(r#""system:kube-scheduler""#, "[]", "", "pods", "", "DELETE"), true),
+            (write(r#""system:kube-scheduler""#, "[]", "apps", "deployments", "", "DELETE"), false),
+            // a kubelet is trusted with terminating Pods only: none here
+            (write(node, r#"["system:nodes"]"#, "", "pods", "", "DELETE"), false),
+            (write(r#""system:k3s-controller""#, "[]", "helm.cattle.io", "helmcharts", "", "UPDATE"), true),
+            (write(r#""system:k3s-controller""#, "[]", "helm.cattle.io", "helmcharts", "", "DELETE"), false),
+        ];
+        for (json, trusted) in rows {
+            assert_eq!(trusts(&request(&json), None, &additions), trusted, "{json}");
+        }
+        let terminating: Object =
+            serde_json::from_str(r#"{"metadata": {"deletionTimestamp": "2026-12-01T10:00:00Z"}}"#)
+                .unwrap();
+        let kubelet = write(node, r#"["system:nodes"]"#, "", "pods", "", "DELETE");
+        assert!(trusts(&request(&kubelet), Some(&terminating), &[]));
+        let no_group = write(node, "[]", "", "pods", "", "DELETE");
+        assert!(!trusts(&request(&no_group), Some(&terminating), &[]));
+        let no_name = write(
+            r#""system:node:""#,
+            r#"["system:nodes"]"#,
+            "",
+            "pods",
+            "",
+            "DELETE",
+        );
+        assert!(!trusts(&request(&no_name), Some(&terminating), &[]));
+    }
+
+    #[test]
+    fn user_patterns_that_reach_kube_system_are_refused() {
+        #[rustfmt::skip]
+        let rows = [
+            ("system:serviceaccount:kube-system:cloud-node-manager", false),
+            ("system:serviceaccount:openshift-*:*", false),
+            ("system:k3s-controller", false),
+            ("system:serviceaccount:kube-system:*", true),
+            ("system:serviceaccount:kube-system:cloud-*", true),
+            ("system:serviceaccount:*:service-ca", true),
+            ("system:*", true),
+            ("*", true),
+        ];
+        for (pattern, refused) in rows {
+            assert_eq!(reaches_kube_system(pattern), refused, "{pattern}");
+        }
+    }
+}
