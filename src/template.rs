@@ -88,7 +88,7 @@ fn read<'a>(
     shape: Shape,
     spec: &'a RawValue,
 ) -> Result<Vec<Template<'a>>, serde_path_to_error::Error<serde_json::Error>> {
-    let mut deserializer = serde_json::Deserializer::from_str(spec.get());
+    let mut deserializer = serde_json::Deserializer::from_slice(spec.get().as_bytes());
     let spec: Spec<'a> =
         match serde_path_to_error::deserialize::<_, Option<Spec>>(&mut deserializer)? {
             Some(spec) => spec,
