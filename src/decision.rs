@@ -1,14 +1,17 @@
 //! The decision: what the rules say about one request — allow, mutate, deny with every
 //! violation, or unreadable.
 //!
-//! [`evaluate`] is a pipeline of three steps:
-//! 1. **read**: the objects the operation compares ([`Sides`]), the claim of each owner label
-//!    entry on each side, the offer on each side, and the owners the requester acts for — each
-//!    read once, for every rule;
-//! 2. **judge**: each entry by the transition table ([`transition`]), then the owner's validity
+//! [`evaluate`] is a pipeline of four steps:
+//! 1. **trust**: a request of the trusted control plane, on what it is trusted with, is allowed
+//!    before any rule ([`control_plane`]);
+//! 2. **read**: the objects the operation compares ([`Sides`]), the claim of each owner label
+//!    entry on each side — on the object and in each of its templates ([`template`]) — the offer
+//!    on each side, the owners the requester acts for, and whether the request only finishes a
+//!    deletion ([`deletion`]) — each read once, for every rule;
+//! 3. **judge**: each entry by the transition table ([`transition`]), then the owner's validity
 //!    and scope ([`scope`]), the identity rules and `writes: Owner`; then the offer by the
 //!    handoff table ([`handoff`]);
-//! 3. **decide**: deny with every violation; otherwise stamp the owner label or remove a consumed
+//! 4. **decide**: deny with every violation; otherwise stamp the owner label or remove a consumed
 //!    offer where the settings ask for it; otherwise allow.
 //!
 //! Exemptions and the Kubewarden response are applied at the edge, in [`crate::policy`].
