@@ -13,7 +13,7 @@
 //! Trust is as narrow as Kubernetes allows:
 //! - each kube-controller-manager controller, as its service account in kube-system (in the group
 //!   `system:serviceaccounts:kube-system` that service account tokens carry), for the resources
-//!   and operations its ClusterRole grants ([`upstream`]);
+//!   and operations its ClusterRole grants (`upstream`);
 //! - `system:kube-controller-manager`, the user all controllers run as without
 //!   `--use-service-account-credentials`, for what any controller is trusted with;
 //! - `system:kube-scheduler` for what the scheduler writes (preemption deletes Pods);
@@ -24,7 +24,7 @@
 //! - the settings' `trustedWriters`, a distribution's own controllers.
 //!
 //! Since a copy is only as good as its source, the templates these controllers copy are judged
-//! where they are written ([`crate::template`]).
+//! where they are written (`crate::template`).
 
 mod upstream;
 
@@ -74,7 +74,7 @@ pub enum Writer<'s> {
 /// The resources of a trust rule: Kubernetes' table or the settings'.
 #[derive(Debug, Clone, Copy)]
 pub enum Resources<'s> {
-    /// From [`upstream`].
+    /// From Kubernetes' table (`upstream`).
     Upstream(&'static [&'static str]),
     /// From the settings.
     Settings(&'s [String]),
