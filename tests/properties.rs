@@ -10,7 +10,10 @@
 //! or not — building the identities that make it so.
 //!
 //! Who acts for which owner is computed here, by the [`oracle`], from the identities alone; the
-//! policy is never asked.
+//! policy is never asked. Likewise, who the trusted control plane is and what it is trusted with
+//! is restated by the [`trust`] oracle, from Kubernetes' RBAC roles and the settings'
+//! `trustedWriters`; a request the oracle does not trust is compared with a person's — the same
+//! request by `alice`, in the same groups, bound by the same identities and exemptions.
 
 mod common;
 
@@ -27,8 +30,8 @@ use serde_json::{Value, json};
 use single_owner_policy::policy::{self, EXEMPTION_ANNOTATION};
 
 use common::{
-    APP_ID_KEY, CAMEL, CONFIG_MAP, CRD, INTEGRATION, LAST_APPLIED, NAMESPACE, OFFER, OLM_KIND,
-    OLM_NAME, POD, Request, SCALE, Side, summary,
+    APP_ID_KEY, CAMEL, CONFIG_MAP, CRD, DEPLOYMENT, INTEGRATION, JOB, LAST_APPLIED, NAMESPACE,
+    OFFER, OLM_KIND, OLM_NAME, POD, Request, SCALE, Side, summary,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -122,9 +125,19 @@ fn owners_change_hands_only_through_an_accepted_offer() {
 /// 2. With identities, an accepted request that sets owner X (a CREATE with X, none → X, or
 ///    A → X), or removes it (X → none), on the object as admitted, has a requester acting for X
 ///    or an exempt one. (A → X does not need A's requester: A's consent is its offer, property 1.)
+///    Acting is `access: Own`: an identity with `access: Write` binds writing only. A stored
+///    value that names no owner is nobody's: removing it is never denied as an identity's.
 #[test]
 fn only_a_requester_acting_for_an_owner_sets_or_removes_it() {
     let floors = [
+        (
+            "an owner set by a non-exempt requester only writing for it (access: Write)",
+            3.0,
+        ),
+        (
+            "a value naming no owner removed by a non-exempt requester not acting for it",
+            2.0,
+        ),
         (
             "an owner set by a non-exempt requester not acting for it",
             30.0,
@@ -133,7 +146,7 @@ fn only_a_requester_acting_for_an_owner_sets_or_removes_it() {
             "an owner removed by a non-exempt requester not acting for it",
             5.0,
         ),
-        ("an owner set by a requester acting for it, accepted", 6.0),
+        ("an owner set by a requester acting for it, accepted", 5.0),
         (
             "an owner removed by a requester acting for it, accepted",
             0.5,
@@ -170,6 +183,26 @@ fn only_a_requester_acting_for_an_owner_sets_or_removes_it() {
                     continue;
                 }
                 let acts = case.acts_for(&owner.id());
+                if act == "removed" && shape.owner(owner) == Owner::Invalid {
+                    tally.count(
+                        !exempt && !acts,
+                        "a value naming no owner removed by a non-exempt requester not acting \
+                         for it",
+                    );
+                    let identity = format!("{}: identity", shape.key());
+                    prop_assert!(
+                        !response.rules().2.contains(&identity)
+                            && !response.rules().4.contains(&identity),
+                        "{shape:?}: the removal of {owner}, which names no owner, denied as an \
+                         identity's: {:?}",
+                        response.message
+                    );
+                    continue;
+                }
+                tally.count(
+                    !exempt && !acts && act == "set" && case.writes_for(&owner.id()),
+                    "an owner set by a non-exempt requester only writing for it (access: Write)",
+                );
                 tally.count_named(
                     !exempt && !acts,
                     format!("an owner {act} by a non-exempt requester not acting for it"),
@@ -196,38 +229,52 @@ fn only_a_requester_acting_for_an_owner_sets_or_removes_it() {
 }
 
 /// 3. Under `writes: Owner`, an accepted UPDATE that keeps owner X, or DELETE of an object owned
-///    by X, has a requester acting for X, an exempt one, or is a subresource write that keeps
-///    every owner label.
+///    by X, has a requester writing for X (acting for it, or bound to it by an identity with
+///    `access: Write`), an exempt one, or is a subresource write that keeps every owner label;
+///    one by a requester writing for X is never denied for X under `writes: Owner`. A stored
+///    value that names no owner the settings can read (empty, of an unknown kind, half a pair)
+///    is no owner: keeping or deleting it is never denied under `writes: Owner`, and an audit
+///    replay of the stored object still reports it.
 #[test]
 fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
     let floors = [
         (
-            "an UPDATE keeping X by a non-exempt requester not acting for X",
+            "an UPDATE keeping X by a non-exempt requester not writing for X",
             15.0,
         ),
         (
-            "a DELETE of X's object by a non-exempt requester not acting for X",
+            "a DELETE of X's object by a non-exempt requester not writing for X",
             8.0,
         ),
         (
-            "an UPDATE keeping X by a requester acting for X, accepted",
+            "an UPDATE keeping X by a requester writing for X, accepted",
             1.5,
         ),
         (
-            "a DELETE of X's object by a requester acting for X, accepted",
+            "a DELETE of X's object by a requester writing for X, accepted",
             3.0,
         ),
         (
-            "a status write keeping every owner label by a requester not acting for X",
+            "an UPDATE or DELETE of X's object by a requester only writing for X (access: \
+             Write), accepted",
+            0.4,
+        ),
+        (
+            "a status write keeping every owner label by a requester not writing for X",
             1.5,
         ),
         (
-            "an UPDATE or DELETE of X's object by an exempt requester not acting for X",
+            "an UPDATE or DELETE of X's object by an exempt requester not writing for X",
             2.0,
         ),
         (
             "a status write keeping X, adopting another entry's owner it acts for",
             5.0,
+        ),
+        (
+            "an UPDATE or DELETE keeping a value that names no owner, by a non-exempt requester \
+             not writing for it",
+            1.5,
         ),
     ];
     check(owned_writes(), &floors, |case, tally| {
@@ -257,23 +304,58 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
             if owner.is_none() || !kept {
                 continue;
             }
-            let acts = case.acts_for(&owner.id());
+            let writes = case.writes_for(&owner.id());
+            if shape.owner(&owner) == Owner::Invalid {
+                tally.count(
+                    !exempt && !writes && !status_keeping_labels,
+                    "an UPDATE or DELETE keeping a value that names no owner, by a non-exempt \
+                     requester not writing for it",
+                );
+                let owner_writes = format!("{}: owner writes", shape.key());
+                let (_, _, denied, _, bypassed) = response.rules();
+                prop_assert!(
+                    !denied.contains(&owner_writes) && !bypassed.contains(&owner_writes),
+                    "{shape:?}: {:?} keeping {owner}, which names no owner, judged under \
+                     writes: Owner: {:?}",
+                    admission.op,
+                    response.message
+                );
+                let replay = case.replay_of_stored().expect("a stored object");
+                let replayed = respond(&replay, &case.settings.json())?;
+                let owner_value = format!("{}: owner value: ", shape.key());
+                let message = replayed.message.as_deref().unwrap_or_default();
+                prop_assert!(
+                    !replayed.accepted
+                        && message.lines().any(|line| line.starts_with(&owner_value)),
+                    "{shape:?}: an audit replay of a stored {owner} does not report it: {:?}",
+                    replayed.message
+                );
+                continue;
+            }
             let write = if admission.op == Op::Delete {
                 "a DELETE of X's object"
             } else {
                 "an UPDATE keeping X"
             };
             tally.count_named(
-                !exempt && !acts && !status_keeping_labels,
-                format!("{write} by a non-exempt requester not acting for X"),
+                !exempt && !writes && !status_keeping_labels,
+                format!("{write} by a non-exempt requester not writing for X"),
             );
             tally.count_named(
-                acts && response.accepted && admission.op != Op::Status,
-                format!("{write} by a requester acting for X, accepted"),
+                writes && response.accepted && admission.op != Op::Status,
+                format!("{write} by a requester writing for X, accepted"),
             );
             tally.count(
-                status_keeping_labels && !acts,
-                "a status write keeping every owner label by a requester not acting for X",
+                writes
+                    && !case.acts_for(&owner.id())
+                    && response.accepted
+                    && admission.op != Op::Status,
+                "an UPDATE or DELETE of X's object by a requester only writing for X (access: \
+                 Write), accepted",
+            );
+            tally.count(
+                status_keeping_labels && !writes,
+                "a status write keeping every owner label by a requester not writing for X",
             );
             let adopts_for_itself = |new: &Object| {
                 (case.settings.shapes.iter()).any(|other| {
@@ -283,22 +365,34 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
             };
             tally.count(
                 admission.op == Op::Status
-                    && !acts
+                    && !writes
                     && !exempt
                     && admission.new.as_ref().is_some_and(adopts_for_itself),
                 "a status write keeping X, adopting another entry's owner it acts for",
             );
             tally.count(
-                exempt && !acts,
-                "an UPDATE or DELETE of X's object by an exempt requester not acting for X",
+                exempt && !writes,
+                "an UPDATE or DELETE of X's object by an exempt requester not writing for X",
             );
             if response.accepted {
                 prop_assert!(
-                    acts || exempt || status_keeping_labels,
+                    writes || exempt || status_keeping_labels,
                     "{shape:?}: {:?} of an object owned by {owner} accepted from {}, who does \
-                     not act for it",
+                     not write for it",
                     admission.op,
                     admission.user
+                );
+            }
+            if writes {
+                let owner_writes = format!("{}: owner writes", shape.key());
+                let (_, _, denied, _, bypassed) = response.rules();
+                prop_assert!(
+                    !denied.contains(&owner_writes) && !bypassed.contains(&owner_writes),
+                    "{shape:?}: {:?} of an object owned by {owner} denied under writes: Owner \
+                     to {}, who writes for it: {:?}",
+                    admission.op,
+                    admission.user,
+                    response.message
                 );
             }
         }
@@ -1018,16 +1112,68 @@ struct Identity {
     owners: Vec<String>,
     users: Vec<String>,
     groups: Vec<String>,
+    access: Access,
 }
 
+/// What an identity lets the requesters it binds do for its owners (README, "Identities").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// Everything an owner does: set, remove, offer, stamp, and write what it owns.
+    Own,
+    /// Only UPDATE and DELETE what the owners own, under `writes: Owner`, keeping the marks.
+    Write,
+}
+
+/// An identity with `access: Own`, the default.
 fn identity(owners: &[&str], users: &[&str], groups: &[&str]) -> Identity {
     let strings = |list: &[&str]| list.iter().map(|&item| item.to_owned()).collect();
     Identity {
         owners: strings(owners),
         users: strings(users),
         groups: strings(groups),
+        access: Access::Own,
     }
 }
+
+/// A writer the settings add to the trusted control plane (`trustedWriters`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TrustedWriter {
+    users: &'static [&'static str],
+    resources: &'static [&'static str],
+    operations: &'static [&'static str],
+}
+
+/// The settings' trusted writers a case may have: an OpenShift-like service CA that updates
+/// Secrets, a CI bot and k3s' controller, a GitOps deleter, and OpenShift's service accounts.
+const SETTINGS_WRITERS: [TrustedWriter; 4] = [
+    TrustedWriter {
+        users: &["system:serviceaccount:openshift-service-ca:service-ca"],
+        resources: &["secrets"],
+        operations: &["UPDATE"],
+    },
+    TrustedWriter {
+        users: &["ci-*", "system:k3s-controller"],
+        resources: &[
+            "deployments.apps",
+            "pods/status",
+            "integrations.camel.apache.org",
+        ],
+        operations: &["CREATE", "UPDATE"],
+    },
+    TrustedWriter {
+        users: &["flux"],
+        resources: &["*"],
+        operations: &["DELETE"],
+    },
+    TrustedWriter {
+        users: &["system:serviceaccount:openshift-*:*"],
+        resources: &[
+            "configmaps",
+            "customresourcedefinitions.apiextensions.k8s.io",
+        ],
+        operations: &["UPDATE", "DELETE"],
+    },
+];
 
 /// The settings, as a model.
 #[derive(Debug, Clone)]
@@ -1041,17 +1187,23 @@ struct Settings {
     writes: &'static str,
     stamp: bool,
     offer_key: &'static str,
+    /// The settings' trusted writers; none unless a property about the control plane adds them.
+    trusted: Vec<TrustedWriter>,
 }
 
 impl Settings {
     fn json(&self) -> Value {
         let identities: Vec<_> = (self.identities.iter())
             .map(|identity| {
-                json!({"owners": identity.owners, "users": identity.users,
-                       "groups": identity.groups})
+                let mut json = json!({"owners": identity.owners, "users": identity.users,
+                       "groups": identity.groups});
+                if identity.access == Access::Write {
+                    json["access"] = json!("Write");
+                }
+                json
             })
             .collect();
-        json!({
+        let mut settings = json!({
             "ownerLabels": self.shapes.iter().map(|shape| shape.entry()).collect::<Vec<_>>(),
             "adoption": self.adoption,
             "orphaning": self.orphaning,
@@ -1060,7 +1212,17 @@ impl Settings {
             "writes": self.writes,
             "stamp": self.stamp,
             "transferAnnotation": self.offer_key,
-        })
+        });
+        if !self.trusted.is_empty() {
+            let writers: Vec<_> = (self.trusted.iter())
+                .map(|writer| {
+                    json!({"users": writer.users, "resources": writer.resources,
+                           "operations": writer.operations})
+                })
+                .collect();
+            settings["trustedWriters"] = json!(writers);
+        }
+        settings
     }
 }
 
@@ -1076,13 +1238,40 @@ enum Op {
     Scale,
 }
 
-/// One side of a request: an object's labels, its offer and other annotations.
+/// One side of a request: an object's labels, its offer and other annotations; its finalizers,
+/// whether its deletion has begun, and top-level fields set over the builder's.
 #[derive(Debug, Clone, Default)]
 struct Object {
     labels: Labels,
     offer: Option<String>,
     annotations: Labels,
+    /// `metadata.finalizers`.
+    finalizers: Vec<String>,
+    /// Whether `metadata.deletionTimestamp` is set, with `deletionGracePeriodSeconds: 30`.
+    terminating: bool,
+    /// Top-level fields (`data`, `status`, `spec` with its templates) over `"spec": {}`.
+    fields: BTreeMap<String, Value>,
 }
+
+impl Object {
+    /// Sets what the request builder does not write on `object`, its JSON.
+    fn extend(&self, object: &mut Value) {
+        if !self.finalizers.is_empty() {
+            object["metadata"]["finalizers"] = json!(self.finalizers);
+        }
+        if self.terminating {
+            object["metadata"]["deletionTimestamp"] = json!(DELETION_TIMESTAMP);
+            object["metadata"]["deletionGracePeriodSeconds"] = json!(GRACE_PERIOD);
+        }
+        for (field, value) in &self.fields {
+            object[field] = value.clone();
+        }
+    }
+}
+
+/// When a terminating object's deletion began, and its grace period.
+const DELETION_TIMESTAMP: &str = "2026-11-30T12:00:00Z";
+const GRACE_PERIOD: i64 = 30;
 
 /// The AdmissionRequest, as a model.
 #[derive(Debug, Clone)]
@@ -1093,6 +1282,8 @@ struct Admission {
     groups: Vec<String>,
     old: Option<Object>,
     new: Option<Object>,
+    /// The DeleteOptions of a DELETE, when it sends any.
+    options: Option<Value>,
 }
 
 /// Settings and a request.
@@ -1155,12 +1346,21 @@ impl Case {
         };
         let groups: Vec<&str> = admission.groups.iter().map(String::as_str).collect();
         let request = request.by(&admission.user).in_groups(&groups);
-        match admission.op {
+        let mut json = match admission.op {
             Op::Status => request.subresource("status"),
             Op::Scale => request.subresource("scale").resource("apps", "deployments"),
             _ => request,
         }
-        .json()
+        .json();
+        for (field, object) in [("oldObject", &admission.old), ("object", &admission.new)] {
+            if let Some(object) = object {
+                object.extend(&mut json[field]);
+            }
+        }
+        if let Some(options) = &admission.options {
+            json["options"] = options.clone();
+        }
+        json
     }
 
     fn respond(&self) -> Result<Response, TestCaseError> {
@@ -1174,6 +1374,79 @@ impl Case {
 
     fn acts_for(&self, owner: &str) -> bool {
         oracle::acts_for(&self.acting(), owner)
+    }
+
+    /// The owner patterns the requester writes for: those it acts for, and those an identity
+    /// with `access: Write` binds it to.
+    fn writing(&self) -> BTreeSet<String> {
+        oracle::writing(&self.settings.identities, &self.admission)
+    }
+
+    fn writes_for(&self, owner: &str) -> bool {
+        oracle::acts_for(&self.writing(), owner)
+    }
+
+    /// The write as RBAC and the trust oracle see it.
+    fn write(&self) -> trust::Write {
+        let admission = &self.admission;
+        let resource = match admission.op {
+            Op::Scale => "deployments.apps/scale".to_owned(),
+            _ => resource_of(admission.place.kind),
+        };
+        let (resource, verb) = match admission.op {
+            Op::Create => (resource, trust::Verb::Create),
+            Op::Update | Op::Scale => (resource, trust::Verb::Update),
+            Op::Status => (format!("{resource}/status"), trust::Verb::Update),
+            Op::Delete => (resource, trust::Verb::Delete),
+        };
+        trust::Write {
+            user: admission.user.clone(),
+            groups: admission.groups.clone(),
+            resource,
+            verb,
+            terminating: admission.old.as_ref().is_some_and(|old| old.terminating),
+        }
+    }
+
+    /// The audit scanner's replay of the stored object: a CREATE of it with an empty
+    /// `userInfo`.
+    fn replay_of_stored(&self) -> Option<Value> {
+        let old = self.admission.old.as_ref()?;
+        let pairs = side_pairs(old, self.settings.offer_key);
+        let place = self.admission.place;
+        let mut request = Request::create(place.kind, place.namespace, side(&pairs)).json();
+        old.extend(&mut request["object"]);
+        request["userInfo"] = json!({});
+        Some(request)
+    }
+
+    /// Whether the trust oracle trusts the requester with this write.
+    fn trusted(&self) -> bool {
+        trust::trusts(&self.write(), &self.settings.trusted)
+    }
+
+    /// The same request by `user` in `groups`, and in the groups the case's requester has
+    /// beyond those the API server gives it: every identity and exemption that names the case's
+    /// requester names `user` instead, and those that named `user` are dropped, so that
+    /// identities and exemptions see the two requesters alike.
+    fn with_requester(&self, user: &str, groups: &[String]) -> Case {
+        let mut case = self.clone();
+        let old = self.admission.user.as_str();
+        let rename = |names: &mut Vec<String>| {
+            names.retain(|name| name != user || user == old);
+            for name in names.iter_mut().filter(|name| *name == old) {
+                *name = user.to_owned();
+            }
+        };
+        for identity in &mut case.settings.identities {
+            rename(&mut identity.users);
+        }
+        rename(&mut case.settings.exempt_users);
+        let server = groups_of(old);
+        let extra = (self.admission.groups.iter()).filter(|group| !server.contains(group));
+        case.admission.user = user.to_owned();
+        case.admission.groups = groups.iter().chain(extra).cloned().collect();
+        case
     }
 
     /// Who is exempt, as a bypass names them: the user, or the first of its groups that is
@@ -1275,6 +1548,17 @@ struct Response {
 type Rules = (bool, Option<u16>, Vec<String>, Vec<String>, Vec<String>);
 
 impl Response {
+    /// Whether the request was accepted as it is: no message, warning, audit annotation or
+    /// patch.
+    fn plainly_accepted(&self) -> bool {
+        self.accepted
+            && self.code.is_none()
+            && self.message.is_none()
+            && self.warnings.is_empty()
+            && self.audit.is_none()
+            && self.patched.is_none()
+    }
+
     /// The object as admitted: the patched one, or the request's; `None` when denied or
     /// without an object.
     fn admitted(&self, request: &Value) -> Option<Value> {
@@ -1405,7 +1689,7 @@ impl Patch {
 mod oracle {
     use std::collections::BTreeSet;
 
-    use super::{Admission, Identity};
+    use super::{Access, Admission, Identity};
 
     /// The namespace and name of a service account user name, when it is one Kubernetes could
     /// have issued: `system:serviceaccount:<ns>:<name>`, `<ns>` a DNS-1123 label and `<name>` a
@@ -1473,11 +1757,22 @@ mod oracle {
                 .any(|pattern| groups.iter().any(|group| glob(pattern, group)))
     }
 
-    /// The owner patterns the requester acts for: those of every identity that binds it,
-    /// templates filled from its service account; a templated pattern names no owner for a
-    /// requester that is not one.
+    /// The owner patterns the requester acts for: those of every identity with `access: Own`
+    /// that binds it, templates filled from its service account; a templated pattern names no
+    /// owner for a requester that is not one.
     pub fn acting(identities: &[Identity], admission: &Admission) -> BTreeSet<String> {
         acting_with(identities, admission, service_account)
+    }
+
+    /// The owner patterns the requester writes for under `writes: Owner`: those of every
+    /// identity that binds it, `access: Own` or `Write`.
+    pub fn writing(identities: &[Identity], admission: &Admission) -> BTreeSet<String> {
+        patterns(
+            identities,
+            admission,
+            service_account,
+            &[Access::Own, Access::Write],
+        )
     }
 
     /// [`acting`], with service accounts recognised by `account`.
@@ -1486,8 +1781,19 @@ mod oracle {
         admission: &Admission,
         account: fn(&str) -> Option<(&str, &str)>,
     ) -> BTreeSet<String> {
+        patterns(identities, admission, account, &[Access::Own])
+    }
+
+    /// The owner patterns of the identities with one of `accesses` that bind the requester.
+    fn patterns(
+        identities: &[Identity],
+        admission: &Admission,
+        account: fn(&str) -> Option<(&str, &str)>,
+        accesses: &[Access],
+    ) -> BTreeSet<String> {
         let account = account(&admission.user);
         (identities.iter())
+            .filter(|identity| accesses.contains(&identity.access))
             .filter(|identity| binds(identity, &admission.user, &admission.groups))
             .flat_map(|identity| &identity.owners)
             .filter_map(|pattern| match (pattern.contains("${"), account) {
@@ -1512,6 +1818,186 @@ mod oracle {
             [owner] if !owner.contains('*') => Some(owner.as_str()),
             _ => None,
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The trust oracle: which writers Kubernetes and the settings trust, with what
+// ---------------------------------------------------------------------------------------------
+
+/// Who the trusted control plane is, restated from Kubernetes' bootstrap RBAC roles
+/// (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go` and `policy.go`) for
+/// the resources the properties write, and from the settings' `trustedWriters`. A write is
+/// trusted when its requester is one of these writers, on a resource and with a verb its role
+/// grants; the policy's own table is never asked.
+mod trust {
+    use super::TrustedWriter;
+    use super::oracle::glob;
+
+    pub const KUBE_SYSTEM_ACCOUNT: &str = "system:serviceaccount:kube-system:";
+    pub const KUBE_SYSTEM_GROUP: &str = "system:serviceaccounts:kube-system";
+    pub const CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
+    pub const SCHEDULER: &str = "system:kube-scheduler";
+    pub const NODE: &str = "system:node:";
+    pub const NODES_GROUP: &str = "system:nodes";
+
+    /// A write verb, as RBAC's create, update/patch and delete.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Verb {
+        Create,
+        Update,
+        Delete,
+    }
+
+    impl Verb {
+        pub const ALL: [Verb; 3] = [Verb::Create, Verb::Update, Verb::Delete];
+
+        /// The operation, as admission and `trustedWriters` name it.
+        pub fn operation(self) -> &'static str {
+            match self {
+                Verb::Create => "CREATE",
+                Verb::Update => "UPDATE",
+                Verb::Delete => "DELETE",
+            }
+        }
+    }
+
+    /// A write: who, on which resource (`resource[.group][/subresource]`), with which verb,
+    /// and whether the stored object's deletion has begun.
+    #[derive(Debug, Clone)]
+    pub struct Write {
+        pub user: String,
+        pub groups: Vec<String>,
+        pub resource: String,
+        pub verb: Verb,
+        pub terminating: bool,
+    }
+
+    /// Resources (`*` for all, subresources included) and the verbs granted on them.
+    type Grants = &'static [(&'static [&'static str], &'static [Verb])];
+
+    use Verb::{Create as C, Delete as D, Update as U};
+
+    /// Controllers of kube-controller-manager, as their service accounts in kube-system: what
+    /// their roles `system:controller:<name>` grant on the resources the properties write
+    /// (ConfigMaps, Secrets, Pods, Deployments, StatefulSets, Jobs, CronJobs, EndpointSlices,
+    /// PersistentVolumeClaims, CustomResourceDefinitions, Namespaces, Integrations, and their
+    /// `status`), every grant on those listed. The generators name no other controller: the
+    /// policy would trust it where this oracle does not.
+    pub const CONTROLLERS: &[(&str, Grants)] = &[
+        ("generic-garbage-collector", &[(&["*"], &[U, D])]),
+        (
+            "namespace-controller",
+            &[(&["*"], &[D]), (&["namespaces/status"], &[U])],
+        ),
+        (
+            "endpointslice-controller",
+            &[(&["endpointslices.discovery.k8s.io"], &[C, U, D])],
+        ),
+        (
+            "deployment-controller",
+            &[(
+                &["deployments.apps", "deployments.apps/status", "pods"],
+                &[U],
+            )],
+        ),
+        ("replicaset-controller", &[(&["pods"], &[C, U, D])]),
+        (
+            "statefulset-controller",
+            &[
+                (&["statefulsets.apps/status"], &[U]),
+                (&["pods", "persistentvolumeclaims"], &[C, U, D]),
+            ],
+        ),
+        (
+            "job-controller",
+            &[
+                (&["jobs.batch", "jobs.batch/status"], &[U]),
+                (&["pods"], &[C, U, D]),
+            ],
+        ),
+        (
+            "cronjob-controller",
+            &[
+                (&["cronjobs.batch", "cronjobs.batch/status"], &[U]),
+                (&["jobs.batch"], &[C, U, D]),
+                (&["pods"], &[D]),
+            ],
+        ),
+        ("root-ca-cert-publisher", &[(&["configmaps"], &[C, U])]),
+        (
+            "pod-garbage-collector",
+            &[(&["pods"], &[D]), (&["pods/status"], &[U])],
+        ),
+        (
+            "legacy-service-account-token-cleaner",
+            &[(&["secrets"], &[U, D])],
+        ),
+        (
+            "pvc-protection-controller",
+            &[(
+                &["persistentvolumeclaims", "persistentvolumeclaims/status"],
+                &[U],
+            )],
+        ),
+    ];
+
+    /// `system:kube-controller-manager`: every controller's grants (the garbage collector's
+    /// `*` makes them every UPDATE and DELETE; the controllers create ConfigMaps, Pods, Jobs,
+    /// EndpointSlices and claims), and its own role's Secrets.
+    const CONTROLLER_MANAGER_GRANTS: Grants = &[
+        (&["*"], &[U, D]),
+        (
+            &[
+                "configmaps",
+                "pods",
+                "jobs.batch",
+                "endpointslices.discovery.k8s.io",
+                "persistentvolumeclaims",
+                "secrets",
+            ],
+            &[C],
+        ),
+    ];
+
+    /// `system:kube-scheduler` (roles `system:kube-scheduler`, `system:volume-scheduler`).
+    const SCHEDULER_GRANTS: Grants = &[
+        (&["pods"], &[D]),
+        (&["pods/status", "persistentvolumeclaims"], &[U]),
+    ];
+
+    fn granted(grants: Grants, write: &Write) -> bool {
+        grants.iter().any(|(resources, verbs)| {
+            verbs.contains(&write.verb)
+                && (resources.iter())
+                    .any(|resource| *resource == "*" || *resource == write.resource)
+        })
+    }
+
+    /// Whether a trusted writer makes this write, on a resource and with a verb it is trusted
+    /// with: a controller's service account in the group of kube-system's service accounts;
+    /// the controller manager; the scheduler; a kubelet (`system:node:<non-empty>` in
+    /// `system:nodes`) deleting a Pod whose deletion has begun; a writer of the settings.
+    pub fn trusts(write: &Write, settings: &[TrustedWriter]) -> bool {
+        let user = write.user.as_str();
+        let in_group = |group: &str| write.groups.iter().any(|have| have == group);
+        let controller = (user.strip_prefix(KUBE_SYSTEM_ACCOUNT))
+            .and_then(|name| CONTROLLERS.iter().find(|(known, _)| *known == name))
+            .is_some_and(|(_, grants)| in_group(KUBE_SYSTEM_GROUP) && granted(grants, write));
+        let manager = user == CONTROLLER_MANAGER && granted(CONTROLLER_MANAGER_GRANTS, write);
+        let scheduler = user == SCHEDULER && granted(SCHEDULER_GRANTS, write);
+        let kubelet = user.strip_prefix(NODE).is_some_and(|node| !node.is_empty())
+            && in_group(NODES_GROUP)
+            && write.resource == "pods"
+            && write.verb == Verb::Delete
+            && write.terminating;
+        let added = settings.iter().any(|writer| {
+            writer.users.iter().any(|pattern| glob(pattern, user))
+                && writer.operations.contains(&write.verb.operation())
+                && (writer.resources.iter())
+                    .any(|resource| *resource == "*" || *resource == write.resource)
+        });
+        controller || manager || scheduler || kubelet || added
     }
 }
 
@@ -1632,6 +2118,12 @@ struct Mix {
     camel: f64,
     /// The fewest owner label entries.
     entries: usize,
+    /// Where the object is.
+    places: &'static [Place],
+    /// How identities bind the requester.
+    bindings: &'static [(u32, Binding)],
+    /// How often an identity built for the requester has `access: Write`.
+    write_access: f64,
 }
 
 /// The moves of the entries besides the focus, most often.
@@ -1718,12 +2210,17 @@ fn transfers() -> impl Strategy<Value = Case> {
         scoped_focus: false,
         camel: 1.0,
         entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: WRITE_ACCESS,
     })
 }
 
-/// CREATEs with an owner, adoptions and orphanings, by requesters acting for the owner or not.
+/// CREATEs with an owner, adoptions and orphanings, by requesters acting for the owner or not;
+/// some of them removals of stored values that predate the policy, some sets by requesters an
+/// identity with `access: Write` binds to the owner.
 fn owner_sets_and_removals() -> impl Strategy<Value = Case> {
-    scenario(Mix {
+    let sets_and_removals = scenario(Mix {
         operations: &[(3, Op::Create), (4, Op::Update), (2, Op::Status)],
         moves: &[
             (4, Move::Adopt),
@@ -1755,11 +2252,64 @@ fn owner_sets_and_removals() -> impl Strategy<Value = Case> {
         scoped_focus: false,
         camel: 1.0,
         entries: 1,
-    })
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: WRITE_ACCESS,
+    });
+    let removals_of_old_values = scenario(Mix {
+        operations: &[(3, Op::Update), (1, Op::Status)],
+        moves: &[(1, Move::Orphan)],
+        others: QUIET,
+        old_offers: &[(1, OfferTo::Nobody)],
+        new_offers: &[(1, NewOffer::Kept)],
+        acting: &[
+            (3, ActsFor::Nobody),
+            (1, ActsFor::Another),
+            (1, ActsFor::Old),
+        ],
+        exempt: &[(8, Exempt::No), (1, Exempt::User), (1, Exempt::Group)],
+        ratchet: 1.0,
+        identities: 1.0,
+        writes_owner: 0.3,
+        stamp: 0.3,
+        deny: 0.1,
+        scoped_focus: false,
+        camel: 1.0,
+        entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: 0.2,
+    });
+    let sets_by_writers = scenario(Mix {
+        operations: &[(1, Op::Create), (2, Op::Update)],
+        moves: &[(2, Move::Adopt), (1, Move::Change)],
+        others: QUIET,
+        old_offers: &[(1, OfferTo::Nobody), (2, OfferTo::NewOwner)],
+        new_offers: &[(1, NewOffer::Dropped)],
+        acting: &[(1, ActsFor::New)],
+        exempt: &[(1, Exempt::No)],
+        ratchet: 0.0,
+        identities: 1.0,
+        writes_owner: 0.5,
+        stamp: 0.3,
+        deny: 0.0,
+        scoped_focus: false,
+        camel: 1.0,
+        entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: 1.0,
+    });
+    prop_oneof![
+        12 => sets_and_removals,
+        2 => removals_of_old_values,
+        1 => sets_by_writers,
+    ]
 }
 
 /// UPDATEs that keep an owner, DELETEs and status writes of owned objects under `writes: Owner`;
-/// a quarter of them status writes that add an owner beside the one kept.
+/// some of them status writes that add an owner beside the one kept, some writes of objects
+/// whose stored owner predates the policy.
 fn owned_writes() -> impl Strategy<Value = Case> {
     let writes = scenario(Mix {
         operations: &[(4, Op::Update), (4, Op::Delete), (2, Op::Status)],
@@ -1788,7 +2338,7 @@ fn owned_writes() -> impl Strategy<Value = Case> {
             (1, ActsFor::OtherEntries),
         ],
         exempt: &[(8, Exempt::No), (1, Exempt::User), (1, Exempt::Group)],
-        ratchet: 0.15,
+        ratchet: 0.25,
         identities: 1.0,
         writes_owner: 1.0,
         stamp: 0.3,
@@ -1796,6 +2346,9 @@ fn owned_writes() -> impl Strategy<Value = Case> {
         scoped_focus: false,
         camel: 1.0,
         entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: 0.2,
     });
     let status_writes_beside_an_owner = scenario(Mix {
         operations: &[(1, Op::Status)],
@@ -1813,8 +2366,35 @@ fn owned_writes() -> impl Strategy<Value = Case> {
         scoped_focus: false,
         camel: 1.0,
         entries: 2,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: WRITE_ACCESS,
     });
-    prop_oneof![3 => writes, 1 => status_writes_beside_an_owner]
+    let writes_of_old_values = scenario(Mix {
+        operations: &[(4, Op::Update), (4, Op::Delete), (1, Op::Status)],
+        moves: &[(1, Move::Keep)],
+        others: QUIET,
+        old_offers: &[(1, OfferTo::Nobody)],
+        new_offers: &[(1, NewOffer::Kept)],
+        acting: &[(3, ActsFor::Nobody), (1, ActsFor::Another)],
+        exempt: &[(8, Exempt::No), (1, Exempt::User)],
+        ratchet: 1.0,
+        identities: 1.0,
+        writes_owner: 1.0,
+        stamp: 0.3,
+        deny: 0.1,
+        scoped_focus: false,
+        camel: 1.0,
+        entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: 0.3,
+    });
+    prop_oneof![
+        9 => writes,
+        3 => status_writes_beside_an_owner,
+        1 => writes_of_old_values,
+    ]
 }
 
 /// CREATEs by requesters acting for one owner, several or a pattern, with and without the
@@ -1848,6 +2428,9 @@ fn stamp_candidates() -> impl Strategy<Value = Case> {
         scoped_focus: false,
         camel: 0.5,
         entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: WRITE_ACCESS,
     })
 }
 
@@ -1887,6 +2470,9 @@ fn scope_claims() -> impl Strategy<Value = Case> {
         scoped_focus: true,
         camel: 1.0,
         entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: WRITE_ACCESS,
     })
 }
 
@@ -1914,6 +2500,9 @@ fn requests_with_a_broken_field() -> impl Strategy<Value = (Case, Broken)> {
         scoped_focus: false,
         camel: 1.0,
         entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: WRITE_ACCESS,
     });
     let broken = weighted(&[
         (10, Broken::Nothing),
@@ -1961,6 +2550,9 @@ fn exempt_and_reordered_requests() -> impl Strategy<Value = (Case, Order)> {
         scoped_focus: false,
         camel: 1.0,
         entries: 1,
+        places: &PLACES,
+        bindings: BINDINGS,
+        write_access: WRITE_ACCESS,
     });
     let order =
         (any::<[u32; 8]>(), any::<Index>()).prop_map(|(keys, repeat)| Order { keys, repeat });
@@ -2074,6 +2666,7 @@ fn service_account_creates() -> impl Strategy<Value = Case> {
                     writes: "Any",
                     stamp: false,
                     offer_key: OFFER,
+                    trusted: Vec::new(),
                 },
                 admission: Admission {
                     op: Op::Create,
@@ -2089,6 +2682,7 @@ fn service_account_creates() -> impl Strategy<Value = Case> {
                         labels,
                         ..Object::default()
                     }),
+                    options: None,
                 },
             }
         })
@@ -2227,19 +2821,34 @@ impl Broken {
 #[derive(Debug, Clone)]
 struct EntryChoice {
     change: Move,
-    ratchet: bool,
+    ratchet: Ratchet,
     picks: [Index; 4],
+}
+
+/// Whether the stored owner predates the policy, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ratchet {
+    No,
+    /// A valid owner out of the object's scope (no valid owner where the entry has no kinds).
+    OutOfScope,
+    /// A value that names no owner: empty, of an unknown kind, half a pair.
+    Invalid,
 }
 
 fn entry_choice(moves: &'static [(u32, Move)], ratchet: f64) -> impl Strategy<Value = EntryChoice> {
     (
         weighted(moves),
         chance(ratchet),
+        any::<bool>(),
         prop::array::uniform(any::<Index>()),
     )
-        .prop_map(|(change, ratchet, picks)| EntryChoice {
+        .prop_map(|(change, ratchet, invalid, picks)| EntryChoice {
             change,
-            ratchet,
+            ratchet: match (ratchet, invalid) {
+                (false, _) => Ratchet::No,
+                (true, false) => Ratchet::OutOfScope,
+                (true, true) => Ratchet::Invalid,
+            },
             picks,
         })
 }
@@ -2258,6 +2867,8 @@ struct Choices {
     new_offer: NewOffer,
     acting: ActsFor,
     bindings: [Binding; 2],
+    /// Whether each identity built for the requester has `access: Write`.
+    write_access: [bool; 2],
     service_account: bool,
     exempt: Exempt,
     extra_groups: Vec<&'static str>,
@@ -2272,6 +2883,10 @@ struct Choices {
     offer_key: &'static str,
     order: [u32; 8],
 }
+
+/// How often an identity built for the requester has `access: Write`, unless a property asks
+/// for more.
+const WRITE_ACCESS: f64 = 0.1;
 
 const BINDINGS: &[(u32, Binding)] = &[
     (3, Binding::User),
@@ -2320,7 +2935,7 @@ fn background_identities() -> [Identity; 5] {
 /// Settings and a request, built from choices weighted by `mix`.
 fn scenario(mix: Mix) -> impl Strategy<Value = Case> {
     let what = (
-        select(PLACES.to_vec()),
+        select(mix.places.to_vec()),
         subsequence(Shape::ALL.to_vec(), mix.entries..=3).prop_shuffle(),
         any::<Index>(),
         weighted(mix.operations),
@@ -2331,7 +2946,7 @@ fn scenario(mix: Mix) -> impl Strategy<Value = Case> {
     );
     let who = (
         weighted(mix.acting),
-        prop::array::uniform(weighted(BINDINGS)),
+        prop::array::uniform(weighted(mix.bindings)),
         any::<bool>(),
         weighted(mix.exempt),
         subsequence(EXTRA_GROUPS.to_vec(), 0..=3),
@@ -2341,6 +2956,7 @@ fn scenario(mix: Mix) -> impl Strategy<Value = Case> {
         ),
         subsequence(NOISE_USERS.to_vec(), 0..=2),
         subsequence(NOISE_GROUPS.to_vec(), 0..=2),
+        prop::array::uniform(chance(mix.write_access)),
     );
     let knobs = (
         (
@@ -2363,7 +2979,7 @@ fn scenario(mix: Mix) -> impl Strategy<Value = Case> {
         }
         let (acting, bindings, service_account, exempt, extra_groups, background) =
             (who.0, who.1, who.2, who.3, who.4, who.5);
-        let (noise_users, noise_groups) = (who.6, who.7);
+        let (noise_users, noise_groups, write_access) = (who.6, who.7, who.8);
         build(Choices {
             place,
             shapes,
@@ -2376,6 +2992,7 @@ fn scenario(mix: Mix) -> impl Strategy<Value = Case> {
             new_offer,
             acting,
             bindings,
+            write_access,
             service_account,
             exempt,
             extra_groups,
@@ -2424,10 +3041,10 @@ impl Plan {
         let outside = (!outside_owners.is_empty()).then(|| pick(&outside_owners, third));
         let invalid = pick(&shape.invalid_claims(), fourth);
         let beyond = outside.map_or_else(|| invalid.clone(), |owner| shape.claim_of(owner));
-        let stored = if choice.ratchet {
-            beyond.clone()
-        } else {
-            shape.claim_of(a)
+        let stored = match choice.ratchet {
+            Ratchet::No => shape.claim_of(a),
+            Ratchet::OutOfScope => beyond.clone(),
+            Ratchet::Invalid => invalid.clone(),
         };
         let none = Claim::default();
         let (old, new) = match choice.change {
@@ -2521,6 +3138,17 @@ fn wildcard_of(id: &str) -> String {
     }
 }
 
+/// The resource of a `group/Kind`, as RBAC names it (`resource[.group]`) and as the request
+/// builder writes it: the kind in lowercase, plural.
+fn resource_of(kind: &str) -> String {
+    let (group, kind) = kind.split_once('/').expect("group/Kind");
+    let plural = format!("{}s", kind.to_lowercase());
+    match group {
+        "" => plural,
+        group => format!("{plural}.{group}"),
+    }
+}
+
 /// The groups the API server gives `user`.
 fn groups_of(user: &str) -> Vec<String> {
     let mut groups = Vec::new();
@@ -2599,7 +3227,9 @@ fn build(c: Choices) -> Case {
     let mut groups = groups_of(&user);
     let account = oracle::service_account(&user);
     let mut identities = Vec::new();
-    for (slot, (target, binding)) in targets.iter().zip(c.bindings).enumerate() {
+    for (slot, ((target, binding), write)) in
+        (targets.iter().zip(c.bindings).zip(c.write_access)).enumerate()
+    {
         let valid_exactly = !target.is_empty()
             && (shapes.iter()).any(|shape| shape.owner(&shape.claim_of(target)) != Owner::Invalid);
         let exact = if valid_exactly {
@@ -2628,6 +3258,9 @@ fn build(c: Choices) -> Case {
             }
             Binding::Wildcard => identity(&[&wildcard_of(target)], &[&user], &[]),
         });
+        if write {
+            identities.last_mut().expect("just pushed").access = Access::Write;
+        }
     }
     let background = background_identities();
     identities.extend(c.background.iter().map(|&index| background[index].clone()));
@@ -2680,6 +3313,7 @@ fn build(c: Choices) -> Case {
             },
             stamp: identities_on && c.stamp,
             offer_key: c.offer_key,
+            trusted: Vec::new(),
         },
         admission: Admission {
             op: c.op,
@@ -2688,6 +3322,7 @@ fn build(c: Choices) -> Case {
             groups: permuted(&groups, &c.order, 4),
             old,
             new,
+            options: None,
         },
     }
 }
@@ -2771,4 +3406,1375 @@ fn audit_replays_pass_correctly_owned_objects() {
             Ok(())
         },
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The properties of the trusted control plane, of templates, and of finishing deletions
+// ---------------------------------------------------------------------------------------------
+
+/// 10. A trusted writer is trusted only with what Kubernetes' roles or the settings grant it:
+///     its request on a resource and with a verb its grants cover is accepted as it is (no
+///     warning, audit annotation or patch), whatever the rules say; the same request on another
+///     resource, with another verb, or (a kubelet's) before the deletion began, is judged like
+///     a person's — it gets the verdict that `alice`, in the same groups and bound by the same
+///     identities and exemptions, gets.
+#[test]
+fn a_trusted_writer_is_trusted_only_within_its_grants() {
+    let floors = [
+        ("a writer inside its grants, a person denied", 3.0),
+        (
+            "a writer inside its grants, the rules bypassed for an exempt person",
+            0.3,
+        ),
+        (
+            "a writer trusted on the resource with other verbs only, a person denied",
+            2.0,
+        ),
+        (
+            "a writer trusted with the verb on other resources only, a person denied",
+            4.0,
+        ),
+        (
+            "a writer trusted with nothing like it, a person denied",
+            3.0,
+        ),
+        (
+            "a kubelet deleting a Pod whose deletion has not begun, a person denied",
+            2.0,
+        ),
+        (
+            "a controller's account outside what it is trusted with, a person denied",
+            4.0,
+        ),
+        (
+            "the controller manager or the scheduler outside what it is trusted with, a person \
+             denied",
+            0.5,
+        ),
+        (
+            "a kubelet outside what it is trusted with, a person denied",
+            2.0,
+        ),
+        (
+            "a settings writer outside what it is trusted with, a person denied",
+            2.0,
+        ),
+    ];
+    check(
+        control_plane_writes(),
+        &floors,
+        |(case, writer, grant), tally| {
+            let written = case.with_requester(&writer.user, &writer.groups);
+            let person = case.with_requester(PERSON, &writer.groups);
+            alike(&written, &person)?;
+            let trusted = written.trusted();
+            prop_assert_eq!(trusted, grant == Grant::Inside, "generator: {:?}", writer);
+            let (got, reference) = (written.respond()?, person.respond()?);
+            let denied = !reference.accepted;
+            let outside = grant != Grant::Inside;
+            tally.count(
+                !outside && denied,
+                "a writer inside its grants, a person denied",
+            );
+            tally.count(
+                !outside && !reference.warnings.is_empty(),
+                "a writer inside its grants, the rules bypassed for an exempt person",
+            );
+            tally.count(
+                grant == Grant::OtherVerb && denied,
+                "a writer trusted on the resource with other verbs only, a person denied",
+            );
+            tally.count(
+                grant == Grant::OtherResource && denied,
+                "a writer trusted with the verb on other resources only, a person denied",
+            );
+            tally.count(
+                matches!(grant, Grant::Outside | Grant::BeforeDeletion) && denied,
+                "a writer trusted with nothing like it, a person denied",
+            );
+            tally.count(
+                grant == Grant::BeforeDeletion && denied,
+                "a kubelet deleting a Pod whose deletion has not begun, a person denied",
+            );
+            tally.count_named(
+                outside && denied,
+                format!(
+                    "{} outside what it is trusted with, a person denied",
+                    writer_kind(&writer)
+                ),
+            );
+            if trusted {
+                prop_assert!(
+                    got.plainly_accepted(),
+                    "{} is trusted with {:?}, yet: {:?}",
+                    writer.user,
+                    written.write(),
+                    got
+                );
+            } else {
+                prop_assert_eq!(
+                    got.rules(),
+                    reference.rules(),
+                    "{} outside its grants ({:?}) is not judged like {}",
+                    &writer.user,
+                    grant,
+                    PERSON
+                );
+                prop_assert_eq!(&got.patched, &reference.patched);
+            }
+            Ok(())
+        },
+    );
+}
+
+/// 11. A name that merely resembles a trusted writer's — of another namespace, with a prefix or
+///     a suffix, in another case, empty where the name is, or without the group its trust needs
+///     (`system:serviceaccounts:kube-system`, `system:nodes`) — is trusted with nothing, even
+///     with what the writer it resembles is trusted with: it gets the verdict `alice` in the
+///     same groups gets.
+#[test]
+fn a_name_resembling_a_trusted_writer_is_judged_like_anyone() {
+    let floors = [
+        (
+            "a look-alike of a writer trusted with the request, a person denied",
+            20.0,
+        ),
+        ("another namespace, a person denied", 2.5),
+        ("a prefix or a suffix, a person denied", 5.0),
+        ("another case, a person denied", 3.0),
+        ("an empty or missing name, a person denied", 3.0),
+        ("without the group its trust needs, a person denied", 2.5),
+    ];
+    check(
+        look_alike_writes(),
+        &floors,
+        |(case, look, resembles_trusted), tally| {
+            let groups = look.groups.of(look.user);
+            let named = case.with_requester(look.user, &groups);
+            let person = case.with_requester(PERSON, &groups);
+            alike(&named, &person)?;
+            prop_assert!(!named.trusted(), "generator: {:?} is trusted", look);
+            let (got, reference) = (named.respond()?, person.respond()?);
+            let denied = !reference.accepted;
+            tally.count(
+                resembles_trusted && denied,
+                "a look-alike of a writer trusted with the request, a person denied",
+            );
+            tally.count_named(
+                resembles_trusted && denied,
+                format!("{}, a person denied", look.how),
+            );
+            prop_assert_eq!(
+                got.rules(),
+                reference.rules(),
+                "{:?}, which resembles {}, is not judged like {}",
+                look.user,
+                look.resembles,
+                PERSON
+            );
+            prop_assert_eq!(&got.patched, &reference.patched);
+            Ok(())
+        },
+    );
+}
+
+/// 12. A person's request is never judged as the control plane's: for any requester the trust
+///     oracle does not trust with the request — names built from the control plane's prefixes
+///     (`system:`, `system:serviceaccount:kube-system:`, `system:node:`, `system:kube-`) and
+///     stems, in any of its groups — the verdict is the one `alice` in the same groups gets,
+///     and the one the same requester gets under settings without `trustedWriters`. A requester
+///     the oracle trusts is accepted as it is.
+#[test]
+fn a_person_is_never_judged_as_the_control_plane() {
+    let floors = [
+        (
+            "an untrusted name beginning with system:, a person denied",
+            25.0,
+        ),
+        (
+            "an untrusted system: name on a write the controller manager is trusted with, a \
+             person denied",
+            6.0,
+        ),
+        (
+            "an untrusted kube-system service account name in the kube-system group, a person \
+             denied",
+            3.0,
+        ),
+        (
+            "an untrusted system:node: name in system:nodes, a person denied",
+            1.0,
+        ),
+        (
+            "an untrusted name under settings with trusted writers, a person denied",
+            15.0,
+        ),
+        ("a trusted name", 1.5),
+    ];
+    check(
+        generated_requesters(),
+        &floors,
+        |(case, requester), tally| {
+            let named = case.with_requester(&requester.user, &requester.groups);
+            let person = case.with_requester(PERSON, &requester.groups);
+            alike(&named, &person)?;
+            let got = named.respond()?;
+            if named.trusted() {
+                tally.count(true, "a trusted name");
+                prop_assert!(
+                    got.plainly_accepted(),
+                    "{:?} is trusted, yet: {:?}",
+                    requester,
+                    got
+                );
+                return Ok(());
+            }
+            let reference = person.respond()?;
+            let mut untrusting = named.clone();
+            untrusting.settings.trusted.clear();
+            let without_trust = untrusting.respond()?;
+            let denied = !reference.accepted;
+            let user = requester.user.as_str();
+            let in_group = |group: &str| requester.groups.iter().any(|have| have == group);
+            let system = user.starts_with("system:");
+            tally.count(
+                system && denied,
+                "an untrusted name beginning with system:, a person denied",
+            );
+            let as_manager = case.with_requester(trust::CONTROLLER_MANAGER, &requester.groups);
+            tally.count(
+                system && denied && as_manager.trusted(),
+                "an untrusted system: name on a write the controller manager is trusted with, a \
+                 person denied",
+            );
+            tally.count(
+                user.starts_with(trust::KUBE_SYSTEM_ACCOUNT)
+                    && in_group(trust::KUBE_SYSTEM_GROUP)
+                    && denied,
+                "an untrusted kube-system service account name in the kube-system group, a \
+                 person denied",
+            );
+            tally.count(
+                user.starts_with(trust::NODE) && in_group(trust::NODES_GROUP) && denied,
+                "an untrusted system:node: name in system:nodes, a person denied",
+            );
+            tally.count(
+                !case.settings.trusted.is_empty() && denied,
+                "an untrusted name under settings with trusted writers, a person denied",
+            );
+            prop_assert_eq!(
+                got.rules(),
+                reference.rules(),
+                "{:?} in {:?} is not judged like {}",
+                user,
+                &requester.groups,
+                PERSON
+            );
+            prop_assert_eq!(&got.patched, &reference.patched);
+            prop_assert_eq!(
+                got.rules(),
+                without_trust.rules(),
+                "{:?} is judged otherwise without trustedWriters",
+                user
+            );
+            Ok(())
+        },
+    );
+}
+
+/// 13. Templates are claims: with identities, a CREATE or UPDATE of a workload whose template
+///     (a Deployment's `spec.template`, a StatefulSet's `spec.volumeClaimTemplates[data]`, a
+///     CronJob's `spec.jobTemplate.spec.template`) sets an owner X the requester does not act
+///     for is denied, one line naming `{key} in {template}`, whatever the object's own labels —
+///     unless the requester is exempt (the line is bypassed) or a trusted writer on what it is
+///     trusted with (accepted as it is). A template that keeps its owner is not judged, and a
+///     requester acting for X is never denied as X's identity there.
+#[test]
+fn a_template_sets_only_an_owner_its_writer_acts_for() {
+    let floors = [
+        (
+            "a template owner set by a requester not acting for it, denied",
+            25.0,
+        ),
+        (
+            "a template owner set by a requester not acting for it, its object's own labels \
+             claiming nothing denied",
+            6.0,
+        ),
+        (
+            "a template owner set by an exempt requester not acting for it, bypassed",
+            5.0,
+        ),
+        ("a template owner set by a trusted controller", 1.5),
+        (
+            "a template owner set by a controller outside its grants, denied",
+            1.5,
+        ),
+        (
+            "a template keeping an owner the requester does not act for",
+            4.0,
+        ),
+        ("a template owner set by a requester acting for it", 4.0),
+    ];
+    check(template_writes(), &floors, |(case, write), tally| {
+        let response = case.respond()?;
+        let template = template_place(case.admission.place.kind);
+        let at = format!("{} in {template}: ", write.shape.key());
+        let identity = format!("{at}identity ");
+        let lines = |text: &str, start: &str| {
+            text.lines()
+                .filter(|line| {
+                    line.starts_with(start) || line.contains(&format!(" bypassed: {start}"))
+                })
+                .count()
+        };
+        let message = response.message.clone().unwrap_or_default();
+        let warnings = response.warnings.join("\n");
+        let acts = case.acts_for(&write.owner);
+        let exempt = case.exemption().is_some();
+        let trusted = case.trusted();
+        let sets = write.before != TemplateBefore::Same || case.admission.op == Op::Create;
+        let controller = case.admission.user.starts_with(trust::KUBE_SYSTEM_ACCOUNT);
+        let foreign = sets && !acts && !exempt && !trusted;
+        tally.count(
+            foreign,
+            "a template owner set by a requester not acting for it, denied",
+        );
+        let new = case.admission.new.as_ref().expect("a CREATE or UPDATE");
+        let own_unowned =
+            (case.settings.shapes.iter()).all(|shape| shape.read(&new.labels).is_none());
+        tally.count(
+            foreign && own_unowned,
+            "a template owner set by a requester not acting for it, its object's own labels \
+             claiming nothing denied",
+        );
+        tally.count(
+            sets && !acts && exempt && !trusted,
+            "a template owner set by an exempt requester not acting for it, bypassed",
+        );
+        tally.count(
+            sets && trusted,
+            "a template owner set by a trusted controller",
+        );
+        tally.count(
+            sets && !acts && controller && !trusted && !exempt,
+            "a template owner set by a controller outside its grants, denied",
+        );
+        tally.count(
+            !sets && !acts && !trusted,
+            "a template keeping an owner the requester does not act for",
+        );
+        tally.count(
+            sets && acts && !trusted,
+            "a template owner set by a requester acting for it",
+        );
+        if trusted {
+            prop_assert!(response.plainly_accepted(), "trusted, yet: {:?}", response);
+        } else if sets && !acts && !exempt {
+            prop_assert!(
+                !response.accepted && lines(&message, &at) == 1,
+                "{} sets {} in {template}, yet: {:?}",
+                &case.admission.user,
+                &write.owner,
+                response
+            );
+        } else if sets && !acts {
+            prop_assert!(
+                response.accepted && lines(&warnings, &at) == 1,
+                "an exempt requester's template claim not bypassed: {:?}",
+                response
+            );
+        }
+        if !sets {
+            prop_assert_eq!(
+                lines(&message, &at) + lines(&warnings, &at),
+                0,
+                "a template keeping its owner judged: {:?}",
+                response
+            );
+        }
+        if acts {
+            prop_assert_eq!(
+                lines(&message, &identity) + lines(&warnings, &identity),
+                0,
+                "a requester acting for {} denied as its identity: {:?}",
+                &write.owner,
+                response
+            );
+        }
+        Ok(())
+    });
+}
+
+/// 14. Under `writes: Owner`, a write that only finishes a deletion under way needs no owner: by
+///     a requester that does not write for one of the object's owners (nor is exempt), an UPDATE
+///     of an object whose deletion has begun is accepted when it only removes finalizers or
+///     writes `status`, and denied when it also adds a finalizer or changes `data`, `spec`, an
+///     owner label, another label or an annotation; a re-DELETE is accepted when it shortens no
+///     grace period and changes no propagation, and denied otherwise. On an object whose
+///     deletion has not begun, both are denied.
+#[test]
+fn only_finishing_a_deletion_needs_no_owner() {
+    let floors = [
+        (
+            "a terminating object's finalizers removed by a non-owner, accepted",
+            4.0,
+        ),
+        (
+            "a terminating object's status written by a non-owner, accepted",
+            2.0,
+        ),
+        (
+            "a terminating object's data or spec changed by a non-owner, denied",
+            4.0,
+        ),
+        (
+            "a terminating object's owner labels changed by a non-owner, denied",
+            6.0,
+        ),
+        (
+            "a terminating object's other label or annotation changed by a non-owner, denied",
+            5.0,
+        ),
+        (
+            "a finalizer added to a terminating object by a non-owner, denied",
+            1.0,
+        ),
+        (
+            "finalizers removed from an object not being deleted by a non-owner, denied",
+            3.0,
+        ),
+        (
+            "a re-DELETE that finishes the deletion by a non-owner, accepted",
+            3.0,
+        ),
+        (
+            "a re-DELETE that shortens the grace period or changes the propagation by a \
+             non-owner, denied",
+            2.0,
+        ),
+    ];
+    check(finishing_writes(), &floors, |(case, finish), tally| {
+        let admission = &case.admission;
+        let old = admission.old.as_ref().expect("an UPDATE or DELETE");
+        let owners: Vec<String> = (case.settings.shapes.iter())
+            .map(|shape| (shape, shape.read(&old.labels)))
+            .filter(|(shape, claim)| !claim.is_none() && shape.owner(claim) != Owner::Invalid)
+            .map(|(_, claim)| claim.id())
+            .collect();
+        let non_owner = owners.iter().any(|owner| !case.writes_for(owner));
+        if !non_owner || case.exemption().is_some() {
+            return Ok(());
+        }
+        let response = case.respond()?;
+        let terminating = finish.terminating;
+        let labels_changed = admission.new.as_ref().is_some_and(|new| {
+            (case.settings.shapes.iter())
+                .any(|shape| shape.read(&old.labels) != shape.read(&new.labels))
+        });
+        let also = |change: Also| finish.also.contains(&change);
+        let finishing = match admission.op {
+            Op::Delete => terminating && finish.redelete.finishes(),
+            _ => {
+                terminating
+                    && !labels_changed
+                    && finish.finalizers != Finalizers::Added
+                    && !also(Also::Data)
+                    && !also(Also::Spec)
+                    && !also(Also::Label)
+                    && !also(Also::Annotation)
+            }
+        };
+        let accepted = response.accepted;
+        if admission.op == Op::Delete {
+            tally.count(
+                terminating && finishing && accepted,
+                "a re-DELETE that finishes the deletion by a non-owner, accepted",
+            );
+            tally.count(
+                terminating && !finish.redelete.finishes() && !accepted,
+                "a re-DELETE that shortens the grace period or changes the propagation by a \
+                 non-owner, denied",
+            );
+        } else {
+            let removed = matches!(
+                finish.finalizers,
+                Finalizers::OneRemoved | Finalizers::AllRemoved
+            );
+            tally.count(
+                finishing && removed && accepted,
+                "a terminating object's finalizers removed by a non-owner, accepted",
+            );
+            tally.count(
+                finishing && also(Also::Status) && accepted,
+                "a terminating object's status written by a non-owner, accepted",
+            );
+            tally.count(
+                terminating && (also(Also::Data) || also(Also::Spec)) && !accepted,
+                "a terminating object's data or spec changed by a non-owner, denied",
+            );
+            tally.count(
+                terminating && labels_changed && !accepted,
+                "a terminating object's owner labels changed by a non-owner, denied",
+            );
+            tally.count(
+                terminating && (also(Also::Label) || also(Also::Annotation)) && !accepted,
+                "a terminating object's other label or annotation changed by a non-owner, denied",
+            );
+            tally.count(
+                terminating && finish.finalizers == Finalizers::Added && !accepted,
+                "a finalizer added to a terminating object by a non-owner, denied",
+            );
+            tally.count(
+                !terminating && removed && !accepted,
+                "finalizers removed from an object not being deleted by a non-owner, denied",
+            );
+        }
+        prop_assert_eq!(
+            accepted,
+            finishing,
+            "{:?} by {}, who does not write for one of {:?}: {:?}",
+            &finish,
+            &admission.user,
+            &owners,
+            response.message
+        );
+        Ok(())
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators of the control plane's, templates' and finishing deletions' cases
+// ---------------------------------------------------------------------------------------------
+
+/// The person a trusted writer's or a look-alike's request is compared with.
+const PERSON: &str = "alice";
+
+/// More kinds, as `group/Kind`: what the control plane writes, and workloads with templates.
+const SECRET: &str = "/Secret";
+const ENDPOINT_SLICE: &str = "discovery.k8s.io/EndpointSlice";
+const CLAIM: &str = "/PersistentVolumeClaim";
+const STATEFUL_SET: &str = "apps/StatefulSet";
+const CRON_JOB: &str = "batch/CronJob";
+
+/// Objects of the resources the control plane writes, and of others.
+const TRUST_PLACES: [Place; 11] = [
+    place(CONFIG_MAP, "team-a"),
+    place(SECRET, "team-a"),
+    place(POD, "team-a"),
+    place(POD, "team-b"),
+    place(DEPLOYMENT, "team-a"),
+    place(ENDPOINT_SLICE, "team-b"),
+    place(CLAIM, "team-a"),
+    place(JOB, "team-a"),
+    place(CRD, ""),
+    place(NAMESPACE, ""),
+    place(INTEGRATION, "team-b"),
+];
+
+/// Workloads with a template each.
+const TEMPLATE_PLACES: [Place; 3] = [
+    place(DEPLOYMENT, "team-a"),
+    place(STATEFUL_SET, "team-a"),
+    place(CRON_JOB, "team-b"),
+];
+
+/// Bindings by the requester's name or groups, not by a service account's template: the
+/// properties that rename the requester need identities that follow the name.
+const NAME_BINDINGS: &[(u32, Binding)] = &[
+    (3, Binding::User),
+    (2, Binding::Group),
+    (1, Binding::GroupPattern),
+    (2, Binding::Wildcard),
+];
+
+/// A requester as the API server names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Requester {
+    user: String,
+    groups: Vec<String>,
+}
+
+/// The trusted control plane's writers, as the API server names them: each controller of the
+/// trust oracle as its service account, the controller manager, the scheduler, a kubelet, and
+/// one user of each of the settings' writers (a pattern's `*` filled in).
+fn control_plane(settings: &[TrustedWriter]) -> Vec<Requester> {
+    let named = |user: String| Requester {
+        groups: groups_of(&user),
+        user,
+    };
+    let mut writers: Vec<Requester> = (trust::CONTROLLERS.iter())
+        .map(|(name, _)| named(format!("{}{name}", trust::KUBE_SYSTEM_ACCOUNT)))
+        .collect();
+    writers.push(named(trust::CONTROLLER_MANAGER.to_owned()));
+    writers.push(named(trust::SCHEDULER.to_owned()));
+    writers.push(Requester {
+        user: format!("{}n1", trust::NODE),
+        groups: vec![
+            trust::NODES_GROUP.to_owned(),
+            "system:authenticated".to_owned(),
+        ],
+    });
+    for writer in settings {
+        for user in writer.users {
+            let writer = named(user.replace('*', "bot"));
+            if !writers.contains(&writer) {
+                writers.push(writer);
+            }
+        }
+    }
+    writers
+}
+
+/// What kind of writer a requester of [`control_plane`] is.
+fn writer_kind(writer: &Requester) -> &'static str {
+    match writer.user.as_str() {
+        user if user.starts_with(trust::KUBE_SYSTEM_ACCOUNT) => "a controller's account",
+        trust::CONTROLLER_MANAGER | trust::SCHEDULER => "the controller manager or the scheduler",
+        user if user.starts_with(trust::NODE) => "a kubelet",
+        _ => "a settings writer",
+    }
+}
+
+/// Fails unless identities and exemptions see two cases' requesters alike: the cases differ in
+/// the requester's name alone (a generator that breaks this proves nothing).
+fn alike(a: &Case, b: &Case) -> TestCaseResult {
+    let see = |case: &Case| (case.acting(), case.writing(), case.exemption().is_some());
+    prop_assert_eq!(
+        see(a),
+        see(b),
+        "generator: identities or exemptions tell {} from {}",
+        &a.admission.user,
+        &b.admission.user
+    );
+    Ok(())
+}
+
+/// How a writer's grants stand to a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grant {
+    /// It is trusted with the write.
+    Inside,
+    /// It is trusted on the resource, with other verbs only.
+    OtherVerb,
+    /// It is trusted with the verb, on other resources only.
+    OtherResource,
+    /// It would be trusted once the object's deletion began (a kubelet).
+    BeforeDeletion,
+    /// It is trusted with nothing like it.
+    Outside,
+}
+
+/// Every resource the properties write, as RBAC names them, with their `status`.
+fn resources() -> Vec<String> {
+    let places = TRUST_PLACES.iter().chain(&TEMPLATE_PLACES);
+    let mut resources: Vec<String> = places
+        .map(|place| resource_of(place.kind))
+        .flat_map(|resource| [format!("{resource}/status"), resource])
+        .collect();
+    resources.sort();
+    resources.dedup();
+    resources
+}
+
+/// How `writer`'s grants stand to the case's write, by the trust oracle.
+fn grant_of(case: &Case, writer: &Requester) -> Grant {
+    let write = case.with_requester(&writer.user, &writer.groups).write();
+    let settings = &case.settings.trusted;
+    let trusts = |write: &trust::Write| trust::trusts(write, settings);
+    let with = |change: &dyn Fn(&mut trust::Write)| {
+        let mut other = write.clone();
+        change(&mut other);
+        trusts(&other)
+    };
+    if trusts(&write) {
+        Grant::Inside
+    } else if trust::Verb::ALL
+        .iter()
+        .any(|&verb| with(&|w| w.verb = verb))
+    {
+        Grant::OtherVerb
+    } else if resources()
+        .iter()
+        .any(|resource| with(&|w| w.resource = resource.clone()))
+    {
+        Grant::OtherResource
+    } else if with(&|w| w.terminating = true) {
+        Grant::BeforeDeletion
+    } else {
+        Grant::Outside
+    }
+}
+
+/// Requests of every kind on the resources the control plane writes and on others, by a
+/// person the identities bind by name or group, under settings with some of the settings'
+/// trusted writers; a third of the stored objects are being deleted.
+fn requests_on_control_plane_resources() -> impl Strategy<Value = Case> {
+    requests_on(
+        &TRUST_PLACES,
+        &[
+            (2, Op::Create),
+            (4, Op::Update),
+            (3, Op::Delete),
+            (1, Op::Status),
+        ],
+    )
+}
+
+/// Pods, mostly DELETEd: what kubelets, the scheduler and the Pod controllers are trusted with.
+const POD_PLACES: [Place; 2] = [place(POD, "team-a"), place(POD, "team-b")];
+
+/// [`requests_on_control_plane_resources`], on `places` with `operations`.
+fn requests_on(
+    places: &'static [Place],
+    operations: &'static [(u32, Op)],
+) -> impl Strategy<Value = Case> {
+    let person = scenario(Mix {
+        operations,
+        moves: ALL_MOVES,
+        others: QUIET,
+        old_offers: ALL_OLD_OFFERS,
+        new_offers: ALL_NEW_OFFERS,
+        acting: ALL_ACTING,
+        exempt: &[(8, Exempt::No), (1, Exempt::User), (1, Exempt::Group)],
+        ratchet: 0.1,
+        identities: 0.85,
+        writes_owner: 0.7,
+        stamp: 0.3,
+        deny: 0.2,
+        scoped_focus: false,
+        camel: 1.0,
+        entries: 1,
+        places,
+        bindings: NAME_BINDINGS,
+        write_access: WRITE_ACCESS,
+    });
+    (
+        person,
+        subsequence(SETTINGS_WRITERS.to_vec(), 0..=4),
+        chance(0.35),
+    )
+        .prop_map(|(mut case, writers, terminating)| {
+            case.settings.trusted = writers;
+            if let Some(old) = &mut case.admission.old {
+                old.terminating = terminating;
+            }
+            case
+        })
+}
+
+/// A request (some of them on Pods) and a writer of the control plane, chosen by its kind (a controller's account,
+/// the controller manager or the scheduler, a kubelet, a settings writer) and by how its grants
+/// stand to the request: inside, on the resource with other verbs, with the verb on other
+/// resources, or outside; the nearest choice there is when there is none such. Besides, kubelets
+/// deleting Pods.
+fn control_plane_writes() -> impl Strategy<Value = (Case, Requester, Grant)> {
+    let kinds = weighted(&[
+        (4, "a controller's account"),
+        (2, "the controller manager or the scheduler"),
+        (2, "a kubelet"),
+        (2, "a settings writer"),
+    ]);
+    let wanted = weighted(&[
+        (3, Grant::Inside),
+        (2, Grant::OtherVerb),
+        (2, Grant::OtherResource),
+        (1, Grant::Outside),
+    ]);
+    let requests = prop_oneof![
+        3 => requests_on_control_plane_resources(),
+        1 => requests_on(&POD_PLACES, &[(4, Op::Delete), (1, Op::Update), (1, Op::Status)]),
+    ];
+    let writes =
+        (requests, kinds, wanted, any::<Index>()).prop_map(|(case, kind, wanted, index)| {
+            let classed: Vec<(Requester, Grant)> = (control_plane(&case.settings.trusted))
+                .into_iter()
+                .map(|writer| {
+                    let grant = grant_of(&case, &writer);
+                    (writer, grant)
+                })
+                .collect();
+            let of = |keep: &dyn Fn(&Requester, Grant) -> bool| -> Vec<(Requester, Grant)> {
+                (classed.iter())
+                    .filter(|(writer, grant)| keep(writer, *grant))
+                    .cloned()
+                    .collect()
+            };
+            let of_kind = |writer: &Requester| writer_kind(writer) == kind;
+            let choices = [
+                of(&|writer, grant| of_kind(writer) && grant == wanted),
+                of(&|writer, grant| {
+                    of_kind(writer) && (grant == Grant::Inside) == (wanted == Grant::Inside)
+                }),
+                of(&|writer, _| of_kind(writer)),
+                of(&|_, grant| grant == wanted),
+                classed.clone(),
+            ];
+            let options = choices.into_iter().find(|options| !options.is_empty());
+            let (writer, grant) = pick(&options.expect("writers"), &index);
+            (case, writer, grant)
+        });
+    prop_oneof![5 => writes, 1 => kubelet_deletes()]
+}
+
+/// DELETEs of owned Pods under `writes: Owner`, half of them being deleted, by a kubelet, and
+/// by persons acting for another owner or none.
+fn kubelet_deletes() -> impl Strategy<Value = (Case, Requester, Grant)> {
+    let person = scenario(Mix {
+        operations: &[(1, Op::Delete)],
+        moves: &[(1, Move::Keep)],
+        others: QUIET,
+        old_offers: &[(1, OfferTo::Nobody)],
+        new_offers: &[(1, NewOffer::Kept)],
+        acting: &[
+            (2, ActsFor::Nobody),
+            (2, ActsFor::Another),
+            (1, ActsFor::Old),
+        ],
+        exempt: &[(8, Exempt::No), (1, Exempt::User), (1, Exempt::Group)],
+        ratchet: 0.1,
+        identities: 1.0,
+        writes_owner: 1.0,
+        stamp: 0.3,
+        deny: 0.2,
+        scoped_focus: false,
+        camel: 1.0,
+        entries: 1,
+        places: &POD_PLACES,
+        bindings: NAME_BINDINGS,
+        write_access: WRITE_ACCESS,
+    });
+    (person, chance(0.5)).prop_map(|(mut case, terminating)| {
+        let old = case.admission.old.as_mut().expect("a DELETE");
+        old.terminating = terminating;
+        let kubelet = (control_plane(&[]).into_iter())
+            .find(|writer| writer_kind(writer) == "a kubelet")
+            .expect("a kubelet");
+        let grant = grant_of(&case, &kubelet);
+        (case, kubelet, grant)
+    })
+}
+
+/// The groups a look-alike is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Groups {
+    /// Those the API server gives its name.
+    Given,
+    /// `system:authenticated` alone.
+    Authenticated,
+    /// A kubelet's.
+    Nodes,
+    /// A service account's of kube-system.
+    KubeSystem,
+    /// A service account's of kube-public.
+    KubePublic,
+}
+
+impl Groups {
+    fn of(self, user: &str) -> Vec<String> {
+        let list: &[&str] = match self {
+            Groups::Given => return groups_of(user),
+            Groups::Authenticated => &[],
+            Groups::Nodes => &[trust::NODES_GROUP],
+            Groups::KubeSystem => &["system:serviceaccounts", trust::KUBE_SYSTEM_GROUP],
+            Groups::KubePublic => &[
+                "system:serviceaccounts",
+                "system:serviceaccounts:kube-public",
+            ],
+        };
+        (list.iter().chain(&["system:authenticated"]))
+            .map(|&group| group.to_owned())
+            .collect()
+    }
+}
+
+/// A name that resembles a trusted writer's, its groups, the writer (its user name, as
+/// [`control_plane`] names it), and how it differs.
+#[derive(Debug, Clone, Copy)]
+struct LookAlike {
+    user: &'static str,
+    groups: Groups,
+    resembles: &'static str,
+    how: &'static str,
+}
+
+const GC: &str = "system:serviceaccount:kube-system:generic-garbage-collector";
+const NS: &str = "system:serviceaccount:kube-system:namespace-controller";
+const RS: &str = "system:serviceaccount:kube-system:replicaset-controller";
+const CA: &str = "system:serviceaccount:kube-system:root-ca-cert-publisher";
+const KUBELET: &str = "system:node:n1";
+const NAMESPACE_: &str = "another namespace";
+const AFFIX: &str = "a prefix or a suffix";
+const CASE: &str = "another case";
+const EMPTY: &str = "an empty or missing name";
+const GROUPLESS: &str = "without the group its trust needs";
+
+const fn look(
+    user: &'static str,
+    groups: Groups,
+    resembles: &'static str,
+    how: &'static str,
+) -> LookAlike {
+    LookAlike {
+        user,
+        groups,
+        resembles,
+        how,
+    }
+}
+
+/// Look-alikes of the control plane's writers and of the settings'.
+#[rustfmt::skip]
+const LOOK_ALIKES: &[LookAlike] = &[
+    look("system:serviceaccount:kube-public:generic-garbage-collector", Groups::Given, GC, NAMESPACE_),
+    look("system:serviceaccount:kube-public:namespace-controller", Groups::Given, NS, NAMESPACE_),
+    look("system:serviceaccount:kube-public:replicaset-controller", Groups::Given, RS, NAMESPACE_),
+    look("system:serviceaccount:openshift:service-ca", Groups::Given,
+         "system:serviceaccount:openshift-service-ca:service-ca", NAMESPACE_),
+    look("system:serviceaccount:kube-system:generic-garbage-collector-x", Groups::Given, GC, AFFIX),
+    look("system:serviceaccount:kube-system:x-generic-garbage-collector", Groups::Given, GC, AFFIX),
+    look("system:serviceaccount:kube-system:namespace-controller:x", Groups::Given, NS, AFFIX),
+    look("system:serviceaccount:kube-system:replicaset", Groups::Given, RS, AFFIX),
+    look("system:serviceaccount:kube-system:root-ca-cert-publisher2", Groups::Given, CA, AFFIX),
+    look("system:kube-controller-manager-x", Groups::Authenticated, trust::CONTROLLER_MANAGER, AFFIX),
+    look("system:kube-controller-manager:x", Groups::Authenticated, trust::CONTROLLER_MANAGER, AFFIX),
+    look("x-system:kube-controller-manager", Groups::Authenticated, trust::CONTROLLER_MANAGER, AFFIX),
+    look("system:serviceaccount:kube-system:kube-controller-manager", Groups::Given,
+         trust::CONTROLLER_MANAGER, AFFIX),
+    look("system:kube-scheduler-x", Groups::Authenticated, trust::SCHEDULER, AFFIX),
+    look("system:kube-scheduler ", Groups::Authenticated, trust::SCHEDULER, AFFIX),
+    look("system:nodes:n1", Groups::Nodes, KUBELET, AFFIX),
+    look("flux-x", Groups::Authenticated, "flux", AFFIX),
+    look("x-flux", Groups::Authenticated, "flux", AFFIX),
+    look("ci", Groups::Authenticated, "ci-bot", AFFIX),
+    look("x-ci-bot", Groups::Authenticated, "ci-bot", AFFIX),
+    look("system:k3s-controller-x", Groups::Authenticated, "system:k3s-controller", AFFIX),
+    look("system:serviceaccount:kube-system:Generic-Garbage-Collector", Groups::Given, GC, CASE),
+    look("System:kube-controller-manager", Groups::Authenticated, trust::CONTROLLER_MANAGER, CASE),
+    look("Flux", Groups::Authenticated, "flux", CASE),
+    look("system:serviceaccount:kube-system:", Groups::KubeSystem, GC, EMPTY),
+    look("system:serviceaccount:kube-system", Groups::KubeSystem, GC, EMPTY),
+    look("system:node:", Groups::Nodes, KUBELET, EMPTY),
+    look("system:node", Groups::Nodes, KUBELET, EMPTY),
+    look(GC, Groups::Authenticated, GC, GROUPLESS),
+    look(GC, Groups::KubePublic, GC, GROUPLESS),
+    look(NS, Groups::Authenticated, NS, GROUPLESS),
+    look(RS, Groups::KubePublic, RS, GROUPLESS),
+    look(CA, Groups::Authenticated, CA, GROUPLESS),
+    look(KUBELET, Groups::Authenticated, KUBELET, GROUPLESS),
+    look(KUBELET, Groups::KubeSystem, KUBELET, GROUPLESS),
+];
+
+/// A request and a look-alike, of a chosen kind, of a writer trusted with it (of any kind, or
+/// of any writer, when there is none such), and whether the writer it resembles is trusted
+/// with the request.
+fn look_alike_writes() -> impl Strategy<Value = (Case, LookAlike, bool)> {
+    let how = select(vec![NAMESPACE_, AFFIX, CASE, EMPTY, GROUPLESS]);
+    (requests_on_control_plane_resources(), how, any::<Index>()).prop_map(|(case, how, index)| {
+        let writers = control_plane(&case.settings.trusted);
+        let resembled_trusted = |look: &LookAlike| {
+            (writers.iter()).any(|writer| {
+                writer.user == look.resembles
+                    && case.with_requester(&writer.user, &writer.groups).trusted()
+            })
+        };
+        let eligible = |keep: &dyn Fn(&LookAlike) -> bool| -> Vec<LookAlike> {
+            (LOOK_ALIKES.iter())
+                .filter(|look| resembled_trusted(look) && keep(look))
+                .copied()
+                .collect()
+        };
+        let choices = [eligible(&|look| look.how == how), eligible(&|_| true)];
+        match choices.into_iter().find(|looks| !looks.is_empty()) {
+            Some(looks) => (case, pick(&looks, &index), true),
+            None => (case, pick(LOOK_ALIKES, &index), false),
+        }
+    })
+}
+
+/// A request, and a requester whose name is built from the control plane's prefixes and
+/// stems (`system:` for the empty name), in some of its groups; a tenth of them writers of the
+/// control plane, as the API server names them.
+fn generated_requesters() -> impl Strategy<Value = (Case, Requester)> {
+    let prefixes = weighted(&[
+        (1, ""),
+        (3, "system:"),
+        (1, "system:serviceaccount:"),
+        (5, trust::KUBE_SYSTEM_ACCOUNT),
+        (1, "system:serviceaccount:kube-public:"),
+        (3, trust::NODE),
+        (2, "system:kube-"),
+        (1, "x-"),
+    ]);
+    let stems = select(vec![
+        "generic-garbage-collector",
+        "namespace-controller",
+        "endpointslice-controller",
+        "replicaset-controller",
+        "root-ca-cert-publisher",
+        "kube-scheduler",
+        "kube-controller-manager",
+        "scheduler",
+        "controller-manager",
+        "n1",
+        "flux",
+        "ci-bot",
+        "",
+    ]);
+    let suffixes = weighted(&[(5, ""), (1, "-x"), (1, ":x"), (1, "s"), (1, " ")]);
+    let groups = subsequence(
+        vec![
+            "system:serviceaccounts",
+            trust::KUBE_SYSTEM_GROUP,
+            "system:serviceaccounts:kube-public",
+            trust::NODES_GROUP,
+        ],
+        0..=4,
+    );
+    (
+        requests_on_control_plane_resources(),
+        prefixes,
+        stems,
+        suffixes,
+        groups,
+        chance(0.1),
+        any::<Index>(),
+    )
+        .prop_map(|(case, prefix, stem, suffix, groups, real, index)| {
+            if real {
+                let writer = pick(&control_plane(&case.settings.trusted), &index);
+                return (case, writer);
+            }
+            let groups = (groups.iter().chain(&["system:authenticated"]))
+                .map(|&group| group.to_owned())
+                .collect();
+            // The API server names every requester: an empty name is the audit scanner's.
+            let user = match format!("{prefix}{stem}{suffix}") {
+                name if name.is_empty() => "system:".to_owned(),
+                name => name,
+            };
+            (case, Requester { user, groups })
+        })
+}
+
+/// Where a workload's template is, as messages name it.
+fn template_place(kind: &str) -> &'static str {
+    match kind {
+        STATEFUL_SET => "spec.volumeClaimTemplates[data]",
+        CRON_JOB => "spec.jobTemplate.spec.template",
+        _ => "spec.template",
+    }
+}
+
+/// A workload's `spec`, its template carrying `labels`.
+fn template_spec(kind: &str, labels: &Labels) -> Value {
+    let meta = json!({"metadata": {"labels": labels}});
+    match kind {
+        STATEFUL_SET => json!({"serviceName": NAME_OF_SERVICE,
+            "template": {"metadata": {"labels": {"app": "db"}}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data", "labels": labels}}]}),
+        CRON_JOB => json!({"schedule": "@daily", "jobTemplate": {"spec": {"template": meta}}}),
+        _ => json!({"replicas": 1, "template": meta}),
+    }
+}
+
+const NAME_OF_SERVICE: &str = "db";
+
+/// What a stored workload's template claims, on an UPDATE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TemplateBefore {
+    /// The stored object has no template.
+    Absent,
+    /// A template without owner labels.
+    Unowned,
+    /// The owner the new template claims.
+    Same,
+    /// Another owner.
+    Other,
+}
+
+/// The template claim of a workload's write: the entry and owner the new template claims.
+#[derive(Debug, Clone)]
+struct TemplateWrite {
+    shape: Shape,
+    owner: String,
+    before: TemplateBefore,
+}
+
+/// CREATEs and UPDATEs of workloads whose template claims an owner the requester acts for or
+/// not, the stored template claiming nothing, the same owner or another; some by the
+/// controller of the workload's kind.
+fn template_writes() -> impl Strategy<Value = (Case, TemplateWrite)> {
+    let case = scenario(Mix {
+        operations: &[(2, Op::Create), (3, Op::Update)],
+        moves: &[
+            (3, Move::Unowned),
+            (3, Move::Keep),
+            (1, Move::Adopt),
+            (1, Move::Orphan),
+            (1, Move::Change),
+            (1, Move::AdoptInvalid),
+        ],
+        others: QUIET,
+        old_offers: &[(4, OfferTo::Nobody), (1, OfferTo::NewOwner)],
+        new_offers: ALL_NEW_OFFERS,
+        acting: ALL_ACTING,
+        exempt: &[(8, Exempt::No), (1, Exempt::User), (1, Exempt::Group)],
+        ratchet: 0.1,
+        identities: 1.0,
+        writes_owner: 0.3,
+        stamp: 0.3,
+        deny: 0.2,
+        scoped_focus: false,
+        camel: 1.0,
+        entries: 1,
+        places: &TEMPLATE_PLACES,
+        bindings: BINDINGS,
+        write_access: 0.15,
+    });
+    let before = weighted(&[
+        (1, TemplateBefore::Absent),
+        (1, TemplateBefore::Unowned),
+        (1, TemplateBefore::Same),
+        (1, TemplateBefore::Other),
+    ]);
+    (
+        case,
+        chance(0.75),
+        before,
+        prop::array::uniform3(any::<Index>()),
+        chance(0.2),
+    )
+        .prop_map(
+            |(mut case, foreign, before, [entry, owner, other], controller)| {
+                let place = case.admission.place;
+                let shape = pick(&case.settings.shapes, &entry);
+                let owners = shape.owners_in(place);
+                let (acted, not): (Vec<&str>, Vec<&str>) =
+                    owners.iter().partition(|owner| case.acts_for(owner));
+                let candidates = match (foreign, acted.is_empty(), not.is_empty()) {
+                    (true, _, false) | (false, true, _) => not,
+                    _ => acted,
+                };
+                let claimed = pick(&candidates, &owner);
+                let others: Vec<&str> =
+                    owners.iter().copied().filter(|id| *id != claimed).collect();
+                let labels_of = |id: Option<&str>| {
+                    let mut labels = Labels::from([("app".to_owned(), "web".to_owned())]);
+                    if let Some(id) = id {
+                        labels.extend(shape.labels(&shape.claim_of(id)));
+                    }
+                    labels
+                };
+                let kind = place.kind;
+                let before = match case.admission.op {
+                    Op::Create => TemplateBefore::Absent,
+                    _ => before,
+                };
+                if let Some(new) = &mut case.admission.new {
+                    let spec = template_spec(kind, &labels_of(Some(claimed)));
+                    new.fields.insert("spec".to_owned(), spec);
+                }
+                if let Some(old) = &mut case.admission.old {
+                    let stored = match before {
+                        TemplateBefore::Absent => None,
+                        TemplateBefore::Unowned => Some(labels_of(None)),
+                        TemplateBefore::Same => Some(labels_of(Some(claimed))),
+                        TemplateBefore::Other => Some(labels_of(Some(pick(&others, &other)))),
+                    };
+                    if let Some(labels) = stored {
+                        old.fields
+                            .insert("spec".to_owned(), template_spec(kind, &labels));
+                    }
+                }
+                if controller {
+                    let name = match kind {
+                        DEPLOYMENT => "deployment-controller",
+                        STATEFUL_SET => "statefulset-controller",
+                        _ => "cronjob-controller",
+                    };
+                    let user = format!("{}{name}", trust::KUBE_SYSTEM_ACCOUNT);
+                    case = case.with_requester(&user, &groups_of(&user));
+                }
+                let write = TemplateWrite {
+                    shape,
+                    owner: claimed.to_owned(),
+                    before,
+                };
+                (case, write)
+            },
+        )
+}
+
+/// What an UPDATE of a terminating object does to its finalizers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finalizers {
+    Kept,
+    OneRemoved,
+    AllRemoved,
+    Added,
+}
+
+/// What else an UPDATE changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Also {
+    Status,
+    Data,
+    Spec,
+    /// A label no owner label entry names.
+    Label,
+    Annotation,
+}
+
+/// The DeleteOptions of a re-DELETE of an object whose grace period is 30 seconds and whose
+/// finalizers hold neither `orphan` nor `foregroundDeletion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Redelete {
+    NoOptions,
+    Grace(i64),
+    Propagation(&'static str),
+}
+
+impl Redelete {
+    fn options(self) -> Option<Value> {
+        match self {
+            Redelete::NoOptions => None,
+            Redelete::Grace(seconds) => Some(json!({"gracePeriodSeconds": seconds})),
+            Redelete::Propagation(policy) => Some(json!({"propagationPolicy": policy})),
+        }
+    }
+
+    /// Whether it shortens no grace period and changes no propagation (the API server's
+    /// `BeforeDelete` and `deletionFinalizersForGarbageCollection`).
+    fn finishes(self) -> bool {
+        match self {
+            Redelete::NoOptions => true,
+            Redelete::Grace(seconds) => seconds >= GRACE_PERIOD,
+            Redelete::Propagation(policy) => policy == "Background",
+        }
+    }
+}
+
+/// What a write does to an object whose deletion has begun (or, for comparison, not).
+#[derive(Debug, Clone)]
+struct Finish {
+    terminating: bool,
+    finalizers: Finalizers,
+    also: Vec<Also>,
+    redelete: Redelete,
+}
+
+/// The finalizers of the stored object.
+const FINALIZERS: [&str; 2] = ["example.com/cleanup", "example.com/backup"];
+
+/// UPDATEs and re-DELETEs of owned objects under `writes: Owner`, by requesters acting for
+/// another owner or none, that only finish a deletion under way or do more.
+fn finishing_writes() -> impl Strategy<Value = (Case, Finish)> {
+    let case = scenario(Mix {
+        operations: &[(3, Op::Update), (1, Op::Delete)],
+        moves: &[(6, Move::Keep), (1, Move::Orphan), (1, Move::Change)],
+        others: &[(4, Move::Unowned), (3, Move::Keep), (1, Move::Adopt)],
+        old_offers: &[(1, OfferTo::Nobody)],
+        new_offers: &[(1, NewOffer::Kept)],
+        acting: &[
+            (3, ActsFor::Nobody),
+            (3, ActsFor::Another),
+            (2, ActsFor::OtherEntries),
+        ],
+        exempt: &[(9, Exempt::No), (1, Exempt::User)],
+        ratchet: 0.0,
+        identities: 1.0,
+        writes_owner: 1.0,
+        stamp: 0.3,
+        deny: 0.2,
+        scoped_focus: false,
+        camel: 1.0,
+        entries: 1,
+        places: &PLACES,
+        bindings: &[
+            (3, Binding::User),
+            (2, Binding::Group),
+            (1, Binding::GroupPattern),
+            (2, Binding::Template),
+        ],
+        write_access: 0.3,
+    });
+    let finalizers = weighted(&[
+        (2, Finalizers::Kept),
+        (3, Finalizers::OneRemoved),
+        (3, Finalizers::AllRemoved),
+        (1, Finalizers::Added),
+    ]);
+    let also = prop_oneof![
+        2 => Just(Vec::new()),
+        2 => Just(vec![Also::Status]),
+        3 => subsequence(
+            vec![Also::Status, Also::Data, Also::Spec, Also::Label, Also::Annotation],
+            1..=2,
+        ),
+    ];
+    let redelete = weighted(&[
+        (2, Redelete::NoOptions),
+        (1, Redelete::Grace(GRACE_PERIOD)),
+        (1, Redelete::Grace(60)),
+        (1, Redelete::Grace(0)),
+        (1, Redelete::Grace(5)),
+        (1, Redelete::Propagation("Background")),
+        (1, Redelete::Propagation("Orphan")),
+        (1, Redelete::Propagation("Foreground")),
+    ]);
+    (case, chance(0.75), finalizers, also, redelete).prop_map(
+        |(mut case, terminating, finalizers, also, redelete)| {
+            let admission = &mut case.admission;
+            let old = admission.old.as_mut().expect("an UPDATE or DELETE");
+            old.terminating = terminating;
+            old.finalizers = FINALIZERS.iter().map(|&f| f.to_owned()).collect();
+            old.fields = BTreeMap::from([
+                ("data".to_owned(), json!({"key": "1"})),
+                ("spec".to_owned(), json!({"replicas": 1})),
+                ("status".to_owned(), json!({"phase": "Active"})),
+            ]);
+            let stored = old.clone();
+            if let Some(new) = &mut admission.new {
+                new.terminating = stored.terminating;
+                new.fields = stored.fields.clone();
+                new.finalizers = match finalizers {
+                    Finalizers::Kept => stored.finalizers.clone(),
+                    Finalizers::OneRemoved => vec![FINALIZERS[1].to_owned()],
+                    Finalizers::AllRemoved => Vec::new(),
+                    Finalizers::Added => {
+                        let mut more = stored.finalizers.clone();
+                        more.push("example.com/audit".to_owned());
+                        more
+                    }
+                };
+                for change in &also {
+                    let (field, value) = match change {
+                        Also::Status => ("status", json!({"phase": "Terminating"})),
+                        Also::Data => ("data", json!({"key": "2"})),
+                        Also::Spec => ("spec", json!({"replicas": 2})),
+                        Also::Label => {
+                            new.labels.insert("app".to_owned(), "web".to_owned());
+                            continue;
+                        }
+                        Also::Annotation => {
+                            new.annotations
+                                .insert("example.com/note".to_owned(), "x".to_owned());
+                            continue;
+                        }
+                    };
+                    new.fields.insert(field.to_owned(), value);
+                }
+            } else {
+                admission.options = redelete.options();
+            }
+            let finish = Finish {
+                terminating,
+                finalizers,
+                also,
+                redelete,
+            };
+            (case, finish)
+        },
+    )
 }
