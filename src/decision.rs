@@ -811,6 +811,31 @@ mod tests {
     }
 
     #[test]
+    fn a_template_new_in_an_update_moves_no_owner() {
+        let olm = json!({
+            "ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
+                             "kindKey": "olm.operatorframework.io/owner-kind",
+                             "clusterKinds": ["ClusterExtension"]}],
+        });
+        let owned = |claims: Value| {
+            json!({"metadata": {"name": "x",
+                "labels": {"olm.operatorframework.io/owner-kind": "ClusterExtension",
+                           "olm.operatorframework.io/owner-name": "a"},
+                "annotations": {"single-owner-policy.io/offer": "ClusterExtension.b"}},
+                "spec": {"volumeClaimTemplates": claims}})
+        };
+        let mut request = write(
+            "UPDATE",
+            ALICE,
+            "deployments.apps",
+            owned(json!([])),
+            owned(json!([{"metadata": {"name": "data"}}])),
+        );
+        request["kind"]["kind"] = json!("StatefulSet");
+        assert_eq!(decide(&request, &olm), Outcome::Allow);
+    }
+
+    #[test]
     fn finishing_a_deletion_under_way_needs_no_owner() {
         let writes = camel_k(json!({"writes": "Owner"}));
         let map = |finalizers: Value, data: &str| {

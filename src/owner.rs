@@ -44,7 +44,10 @@ impl OwnerLabel {
 /// What an object's labels say for one owner label entry, exactly as written.
 ///
 /// Two claims are the same owner when they are equal: an unchanged claim is never re-judged.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Equality compares what the labels say, not how the entry reads them (`paired`), so that the
+/// missing claim of a side without the labels — a CREATE's old side, a template new in an
+/// update — equals an empty claim of any entry.
+#[derive(Debug, Clone, Copy, Default, Eq)]
 pub struct Claim<'a> {
     /// The owner label's value.
     pub value: Option<&'a str>,
@@ -52,6 +55,12 @@ pub struct Claim<'a> {
     pub kind: Option<&'a str>,
     /// Whether the entry reads a kind/name pair (`kindKey` is set).
     pub paired: bool,
+}
+
+impl PartialEq for Claim<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.value, self.kind) == (other.value, other.kind)
+    }
 }
 
 /// An owner, read from a valid claim.
