@@ -98,12 +98,16 @@ bench-smoke: policy.wasm runner
 
 # Prints the ClusterAdmissionPolicy for a settings file, with the matchConditions derived from
 # the settings (manifest/; see README, "Match conditions"); NAME overrides its name
-# (single-owner-<folder of the settings file>).
+# (single-owner-<folder of the settings file>), MODE its spec.mode (monitor or protect, the
+# default).
 #   make manifest SETTINGS=examples/helm/settings.yaml
+#   make manifest SETTINGS=my-settings.yaml NAME=single-owner MODE=monitor > policy.yaml
+MODE ?= protect
 .PHONY: manifest
 manifest:
-	$(if $(SETTINGS),,$(error usage: make manifest SETTINGS=path/to/settings.yaml [NAME=name]))
-	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) $(if $(NAME),--name $(NAME))
+	$(if $(SETTINGS),,$(error usage: make manifest SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect]))
+	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) \
+		$(if $(NAME),--name $(NAME)) --mode $(MODE)
 
 # Fuzzes the validate and validate_settings payloads, FUZZ_SECONDS each, from the
 # seeds in fuzz/seeds (cargo-fuzz on the stable toolchain, without sanitizers:

@@ -1,14 +1,16 @@
 //! The skip rate: for each example setup, the fraction of a generated hour of cluster writes
 //! (`single_owner_manifest::traffic`) that the match conditions send to policy-server, and the
-//! fraction the policy acts on (denies, mutates or warns) — the least any exact filter sends.
+//! fraction the policy acts on (denies, mutates or warns) — the least any exact filter sends;
+//! and, of Kubernetes' own control plane's writes, those the conditions would send if the control
+//! plane were judged like anyone, those sent, and those sent that the policy allows anyway.
 //!
 //! ```console
 //! cargo run -p single-owner-manifest --example skip-rate [-- --smoke] [-- --categories]
 //! ```
 //!
 //! `--smoke` runs a twentieth of the mix (every category kept), to check that it all works.
-//! Fails if a request the policy acts on is not sent, or if a setup without stamping sends 10%
-//! or more of the writes.
+//! Fails if a request the policy acts on is not sent, if a setup without stamping sends 10% or
+//! more of the writes, or if a control-plane write that the policy allows is sent.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -41,9 +43,10 @@ fn main() -> ExitCode {
         }
     );
     println!(
-        "| setup | requests | sent | acted on | sent, leases left out | acted on, leases left out |"
+        "| setup | requests | sent | acted on | sent, leases left out | acted on, leases left out \
+         | control-plane writes | sent if judged like anyone | sent | sent, allowed anyway |"
     );
-    println!("|---|--:|--:|--:|--:|--:|");
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let mut failed = false;
     let mut tallies = Vec::new();
     let mut evaluation = Duration::ZERO;
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         let path = root.join(format!("examples/{setup}/settings.yaml"));
         let (parsed, json) = settings(&std::fs::read_to_string(path).unwrap());
         let conditions = Conditions::of(&parsed);
+        let untrusting = Conditions::without_trust(&parsed);
         let mut tally = Tally::default();
         for request in traffic::mix(&parsed, divisor) {
             let variables = variables(&request.request);
@@ -85,24 +89,43 @@ fn main() -> ExitCode {
                 );
                 failed = true;
             }
-            tally.add(request.category, sent, acted);
+            if request.control_plane && sent && !acted {
+                eprintln!(
+                    "{setup}, {}: the control plane's, allowed, yet sent: {}",
+                    request.category, request.request
+                );
+                failed = true;
+            }
+            let untrusted = request.control_plane && untrusting.evaluate(&variables) == Ok(true);
+            tally.add(&request, sent, untrusted, acted);
             evaluations += 1;
         }
-        let (total, sent, acted) = tally.totals(|_| true);
-        let (rest, rest_sent, rest_acted) = tally.totals(|category| !LEASES.contains(&category));
-        let fraction = sent as f64 / total as f64;
+        let all = tally.totals(|_| true);
+        let rest = tally.totals(|category| !LEASES.contains(&category));
         println!(
-            "| {setup}{} | {total} | {sent} ({}) | {acted} ({}) | {rest_sent} of {rest} ({}) | {rest_acted} ({}) |",
+            "| {setup}{} | {} | {} ({}) | {} ({}) | {} of {} ({}) | {} ({}) | {} | {} | {} ({}) | {} |",
             if parsed.stamp { " (stamp)" } else { "" },
-            percent(sent, total),
-            percent(acted, total),
-            percent(rest_sent, rest),
-            percent(rest_acted, rest),
+            all.requests,
+            all.sent,
+            percent(all.sent, all.requests),
+            all.acted,
+            percent(all.acted, all.requests),
+            rest.sent,
+            rest.requests,
+            percent(rest.sent, rest.requests),
+            rest.acted,
+            percent(rest.acted, rest.requests),
+            all.control_plane,
+            all.control_plane_untrusted,
+            all.control_plane_sent,
+            percent(all.control_plane_sent, all.control_plane),
+            all.control_plane_sent_allowed,
         );
+        let fraction = all.sent as f64 / all.requests as f64;
         if !parsed.stamp && fraction >= GOAL {
             eprintln!(
                 "{setup}: sends {} of the writes, over the goal of {GOAL}",
-                percent(sent, total)
+                percent(all.sent, all.requests)
             );
             failed = true;
         }
@@ -115,9 +138,21 @@ fn main() -> ExitCode {
     );
     if categories {
         for (setup, tally) in &tallies {
-            println!("\n{setup}: | category | requests | sent | acted on |");
-            for (category, total, sent, acted) in &tally.categories {
-                println!("| {category} | {total} | {sent} | {acted} |");
+            println!(
+                "\n{setup}: | category | requests | sent | acted on | control-plane writes \
+                 | sent if judged like anyone | sent |"
+            );
+            for row in &tally.rows {
+                println!(
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    row.category,
+                    row.requests,
+                    row.sent,
+                    row.acted,
+                    row.control_plane,
+                    row.control_plane_untrusted,
+                    row.control_plane_sent
+                );
             }
         }
     }

@@ -6,17 +6,59 @@
 //!
 //! | request | the policy can act when | the condition sends it when |
 //! |---|---|---|
-//! | CREATE of an object | the object carries a guarded label (`key` or `kindKey`) or the offer; with `stamp: true`, whenever the requester acts for one owner | the object carries a guarded label or the offer; with `stamp: true`, also when an identity binds the requester |
+//! | any, by a trusted writer on what it is trusted with (`src/control_plane.rs`) | never: allowed before any rule | never |
+//! | CREATE of an object | the object carries a guarded label (`key` or `kindKey`) or the offer, or one of its templates carries a guarded label; with `stamp: true`, whenever the requester acts for one owner | the object carries a guarded label or the offer, or the kind is a workload kind (below) whose template carries a guarded label; with `stamp: true`, also when an identity binds the requester |
 //! | CREATE of a subresource (`pods/binding`, …) | never | never |
 //! | UPDATE, object or subresource | a guarded label or the offer differs between the sides | the same |
+//! | UPDATE of the object, workload kinds | also when a guarded label of a template differs between the sides | also when a guarded label of `spec.template`, `spec.jobTemplate` or `spec.jobTemplate.spec.template` differs, or when either side's `spec.volumeClaimTemplates` or ephemeral volume claim templates carry one |
 //! | UPDATE of the object, `writes: Owner` | also when it keeps an owner | also when the stored object carries a guarded label |
 //! | DELETE of the object, `writes: Owner` | the stored object carries a guarded label | the same |
 //! | DELETE otherwise, CONNECT | never | never |
+//!
+//! The workload kinds and their templates, as `src/template.rs` reads them — on writes of the
+//! object itself, never of a subresource ([`TEMPLATES`]):
+//!
+//! | kind | templates |
+//! |---|---|
+//! | `apps` Deployment, ReplicaSet, DaemonSet, StatefulSet; core ReplicationController; `batch` Job | `spec.template` |
+//! | `apps` StatefulSet | also each of `spec.volumeClaimTemplates` |
+//! | `batch` CronJob | `spec.jobTemplate` and `spec.jobTemplate.spec.template` |
+//! | core Pod | each `spec.volumes[*].ephemeral.volumeClaimTemplate` |
+//!
+//! The kind is tested first (`request.kind.group`, `request.kind.kind`), so that a custom
+//! resource whose `spec.template` is a string is never read as a template.
 //!
 //! An UPDATE that keeps every guarded label and the offer is allowed whoever sends it (the
 //! transition is `none → none` or `A → A`, the offer rule is "unchanged", and only
 //! `writes: Owner` looks at who keeps an owner), so under `writes: Any` the condition sends an
 //! UPDATE only when it changes what the policy guards.
+//!
+//! **The trusted control plane.** The policy allows a trusted writer's request on a resource and
+//! with an operation it is trusted with before any rule (`control_plane::trusts`), so those are
+//! skipped by conditions derived from [`control_plane::rules`], one per class of writer, each
+//! false exactly for the requests `Trust::covers` accepts:
+//!
+//! | condition | skips |
+//! |---|---|
+//! | `not-a-trusted-controller-write` | `system:serviceaccount:kube-system:<controller>` in the group `system:serviceaccounts:kube-system`, on what its role grants; `system:kube-controller-manager` on what any controller's role grants |
+//! | `not-a-trusted-user-write` | the users named exactly (`system:kube-controller-manager` for its own role, `system:kube-scheduler`, the settings' `trustedWriters`) on what they are trusted with; a `trustedWriters` pattern with one `*` (prefix, suffix and the length of both); a pattern with two `*` or more is not skipped (without regular expressions CEL cannot match it exactly) |
+//! | `not-a-trusted-kubelet-write` (`writes: Owner` only) | `system:node:<name>` in the group `system:nodes`, deleting a Pod whose stored object has `metadata.deletionTimestamp` |
+//!
+//! Each condition tests the user name first (a prefix or a list), so that most requests never
+//! read the grants. The grants of the writers named exactly are one map literal, user name →
+//! operation → resources, named once by a one-element list (`[{…}].exists(controllers, …)`, the
+//! portable stand-in for `cel.bind`); a user trusted with every controller's grants is looked
+//! up in the controllers' map (`controllers.exists(writer, …)`) rather than given a copy. The
+//! request's resource is written as the table writes it, `resource[.group][/subresource]`, and
+//! looked up in the grants beside `*` (every resource) and `*/<subresource>`. A resource or group
+//! that could make that text ambiguous (a `.` or `/` in the resource, a `/` in the group — none
+//! of which Kubernetes allows) is never skipped. Grants that could never reach the webhook are
+//! dropped: DELETE without `writes: Owner`, CREATE of a subresource, and subresources the
+//! webhook's rules do not name ([`crate::SUBRESOURCES`]: `*/finalizers`, `*/scale`, …). Never
+//! wider than the policy's trust: a skipped write that the policy would judge is a bypass.
+//! With Kubernetes' `OptOptimize`, cel-go folds the constant map literals when it compiles
+//! them; evaluating a condition costs a few map lookups, and at most one comprehension over the
+//! controllers (about 45) for `system:kube-controller-manager`.
 //!
 //! Audit replays (a CREATE with an empty `userInfo`) come from Kubewarden's audit scanner straight
 //! to policy-server; no condition is evaluated for them.
@@ -26,22 +68,38 @@
 //! access is guarded by `!= null` or `has()`, so the expression never errors on what the API
 //! server sends — under `failurePolicy: Fail` an error would refuse the request. `request` is
 //! the typed AdmissionRequest, whose `subResource`, `userInfo.username` and `userInfo.groups`
-//! are omitted when empty: they are read through `has()` too.
+//! are omitted when empty: they are read through `has()` too; its `kind` and `resource`, and
+//! their `group`, are always there. A workload's fields are objects or absent, never null: the
+//! API server decodes the built-in kinds into their types before admission.
 //!
-//! **Portable CEL**: `has()`, `in` on maps, map indexing with quoted keys, `==`, `!=`, `!`,
-//! `&&`, `||`, `_ ? _ : _`, `startsWith`, `endsWith`, `contains` and `exists` — the standard
-//! definitions, which cel-go (Kubernetes) and cel-rust (the tests) share. No optional types,
-//! no `cel.bind`, no regular expressions.
+//! **Portable CEL**: `has()`, `in` on maps and lists, map indexing with quoted keys, `==`, `!=`,
+//! `>=`, `!`, `&&`, `||`, `_ ? _ : _`, string `+`, `size()`, `startsWith`, `endsWith`,
+//! `contains`, `exists`, and list and map literals of one type each (Kubernetes checks literals
+//! to be homogeneous) — the standard definitions, which cel-go (Kubernetes) and cel-rust (the
+//! tests) share. No optional types, no `cel.bind`, no regular expressions.
 //!
 //! **Why not an `objectSelector`.** An objectSelector sees labels only: an offer annotation on
 //! an object without an owner label — which the policy denies — would never reach it, and
 //! under `writes: Any` it would send every update of an owned object, changed or not. So the
 //! generator always writes matchConditions.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use single_owner_policy::Settings;
+use single_owner_policy::control_plane::{
+    self, KUBE_SYSTEM_GROUP, KUBE_SYSTEM_PREFIX, NODE_PREFIX, NODES_GROUP, Trust, Writer,
+};
 
 /// Kubernetes' limit on the number of match conditions of a webhook.
 pub const MAX_CONDITIONS: usize = 64;
+
+/// The names of the conditions that skip the trusted control plane's writes, one per class of
+/// writer; a setup has those its writers need.
+pub const TRUSTED_WRITERS: [&str; 3] = [
+    "not-a-trusted-controller-write",
+    "not-a-trusted-user-write",
+    "not-a-trusted-kubelet-write",
+];
 
 /// A `matchConditions` entry: all of a webhook's conditions must be true for the API server to
 /// call it.
@@ -55,8 +113,9 @@ pub struct MatchCondition {
 
 /// The match conditions for these settings. The API server calls the webhook when all of them
 /// are true, so each operation's case is an implication (`request.operation != 'CREATE' || …`)
-/// beside one condition that names the operations judged at all: together they are true exactly
-/// for the requests the policy could deny, mutate or warn on (see the module documentation).
+/// beside one condition that names the operations judged at all, and each class of trusted
+/// writers has a condition false for its writes: together they are true exactly for the
+/// requests the policy could deny, mutate or warn on (see the module documentation).
 pub fn match_conditions(settings: &Settings) -> Vec<MatchCondition> {
     operations(settings)
         .into_iter()
@@ -96,13 +155,19 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
     let writes = guards_writes(settings);
     let stamps = settings.stamp && !settings.identities.is_empty();
 
-    let judged = match writes {
-        true => "request.operation in ['CREATE', 'UPDATE', 'DELETE']",
-        false => "request.operation in ['CREATE', 'UPDATE']",
+    let judged: &[&str] = match writes {
+        true => &["CREATE", "UPDATE", "DELETE"],
+        false => &["CREATE", "UPDATE"],
     };
-    let mut conditions = vec![("operation-is-judged", atom(judged))];
+    let mut conditions = vec![(
+        "operation-is-judged",
+        atom(format!("request.operation in {}", strings(judged).flat())),
+    )];
 
-    let mut create = vec![carries(NEW, &labels, annotation)];
+    let mut create = vec![
+        carries(NEW, &labels, annotation),
+        templates_carry(NEW, &labels),
+    ];
     if stamps {
         create.push(bound_requester(settings));
     }
@@ -115,9 +180,10 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
 
     let mut update: Vec<Expr> = labels
         .iter()
-        .map(|key| differs(Map::Labels, key))
-        .chain([differs(Map::Annotations, annotation)])
+        .map(|key| differs(&[METADATA, LABELS], key))
+        .chain([differs(&[METADATA, ANNOTATIONS], annotation)])
         .collect();
+    update.push(and([not_subresource(), templates_differ(&labels)]));
     if writes {
         update.push(and([not_subresource(), carries(OLD, &labels, None)]));
     }
@@ -137,6 +203,7 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
             or([atom("request.operation != 'DELETE'"), delete]),
         ));
     }
+    conditions.extend(trusted_writers(settings, judged));
     conditions
 }
 
@@ -144,20 +211,22 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
 const NEW: &str = "object";
 const OLD: &str = "oldObject";
 
-/// The maps of `metadata` the policy reads.
-#[derive(Debug, Clone, Copy)]
-enum Map {
-    Labels,
-    Annotations,
+/// The fields of an object's metadata the policy reads.
+const METADATA: &str = "metadata";
+const LABELS: &str = "labels";
+const ANNOTATIONS: &str = "annotations";
+
+/// `side` followed by the fields of `path`: `object.metadata.labels`.
+fn select(side: &str, path: &[&str]) -> String {
+    std::iter::once(side)
+        .chain(path.iter().copied())
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
-impl Map {
-    fn field(self) -> &'static str {
-        match self {
-            Map::Labels => "labels",
-            Map::Annotations => "annotations",
-        }
-    }
+/// Whether `side` has every field of `path`, each tested with `has()`.
+fn present(side: &str, path: &[&str]) -> Expr {
+    and((1..=path.len()).map(|end| atom(format!("has({})", select(side, &path[..end])))))
 }
 
 /// Whether the request targets no subresource: `subResource` is omitted when empty.
@@ -165,13 +234,18 @@ fn not_subresource() -> Expr {
     atom("(!has(request.subResource) || request.subResource == '')")
 }
 
+/// Whether one of `keys` is in the map `map` (an expression).
+fn holds_any(map: &str, keys: &[&str]) -> Expr {
+    or(keys
+        .iter()
+        .map(|key| atom(format!("{} in {map}", quote(key)))))
+}
+
 /// Whether `side` carries any of the labels `keys`, or the annotation.
 fn carries<'a>(side: &str, keys: &[&str], annotation: impl Into<Option<&'a str>>) -> Expr {
     let mut maps = vec![and([
         atom(format!("has({side}.metadata.labels)")),
-        or(keys
-            .iter()
-            .map(|key| atom(format!("{} in {side}.metadata.labels", quote(key))))),
+        holds_any(&format!("{side}.metadata.labels"), keys),
     ])];
     if let Some(annotation) = annotation.into() {
         maps.push(and([
@@ -189,30 +263,206 @@ fn carries<'a>(side: &str, keys: &[&str], annotation: impl Into<Option<&'a str>>
     ])
 }
 
-/// Whether `side` has `key` in the map.
-fn has_key(side: &str, map: Map, key: &str) -> Expr {
-    let field = map.field();
+/// Whether `side` has `key` in the map at `path`.
+fn has_key(side: &str, path: &[&str], key: &str) -> Expr {
     and([
         atom(format!("{side} != null")),
-        atom(format!("has({side}.metadata)")),
-        atom(format!("has({side}.metadata.{field})")),
-        atom(format!("{} in {side}.metadata.{field}", quote(key))),
+        present(side, path),
+        atom(format!("{} in {}", quote(key), select(side, path))),
     ])
 }
 
-/// Whether `key` of the map differs between the sides: set on one side only, or to another value.
-fn differs(map: Map, key: &str) -> Expr {
-    let field = map.field();
+/// Whether `key` of the map at `path` differs between the sides: set on one side only, or to
+/// another value.
+fn differs(path: &[&str], key: &str) -> Expr {
     let quoted = quote(key);
     Expr::Cond(
-        Box::new(has_key(OLD, map, key)),
+        Box::new(has_key(OLD, path, key)),
         Box::new(or([
-            Expr::Not(Box::new(has_key(NEW, map, key))),
+            Expr::Not(Box::new(has_key(NEW, path, key))),
             atom(format!(
-                "{OLD}.metadata.{field}[{quoted}] != {NEW}.metadata.{field}[{quoted}]"
+                "{}[{quoted}] != {}[{quoted}]",
+                select(OLD, path),
+                select(NEW, path)
             )),
         ])),
-        Box::new(has_key(NEW, map, key)),
+        Box::new(has_key(NEW, path, key)),
+    )
+}
+
+/// Where a workload kind keeps a template: its metadata's labels are what the policy reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Place {
+    /// One template, at this path of the object.
+    One(&'static [&'static str]),
+    /// A template in each item of the list at `list`, at `template` of the item (the item
+    /// itself when empty), named `item` in the expression.
+    Each {
+        list: &'static [&'static str],
+        item: &'static str,
+        template: &'static [&'static str],
+    },
+}
+
+/// Workload kinds, as `(group, kinds)`, and the places of their templates.
+pub type Workloads = (
+    &'static [(&'static str, &'static [&'static str])],
+    &'static [Place],
+);
+
+/// The templates the policy reads (`src/template.rs`, `Shape::of` and `read`).
+pub const TEMPLATES: [Workloads; 4] = [
+    (
+        &[
+            (
+                "apps",
+                &["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"],
+            ),
+            ("", &["ReplicationController"]),
+            ("batch", &["Job"]),
+        ],
+        &[Place::One(&["spec", "template"])],
+    ),
+    (
+        &[("apps", &["StatefulSet"])],
+        &[Place::Each {
+            list: &["spec", "volumeClaimTemplates"],
+            item: "claim",
+            template: &[],
+        }],
+    ),
+    (
+        &[("batch", &["CronJob"])],
+        &[
+            Place::One(&["spec", "jobTemplate"]),
+            Place::One(&["spec", "jobTemplate", "spec", "template"]),
+        ],
+    ),
+    (
+        &[("", &["Pod"])],
+        &[Place::Each {
+            list: &["spec", "volumes"],
+            item: "volume",
+            template: &["ephemeral", "volumeClaimTemplate"],
+        }],
+    ),
+];
+
+/// Whether the request's object is one of `kinds`, by its group and kind.
+fn kind_is(kinds: &[(&str, &[&str])]) -> Expr {
+    or(kinds.iter().map(|(group, kinds)| {
+        let kind = match kinds {
+            [kind] => atom(format!("request.kind.kind == {}", quote(kind))),
+            kinds => atom(format!(
+                "request.kind.kind in {}",
+                strings(kinds.iter()).flat()
+            )),
+        };
+        and([
+            atom(format!("request.kind.group == {}", quote(group))),
+            kind,
+        ])
+    }))
+}
+
+/// A template's path followed by its labels.
+fn labels_of<'p>(template: &[&'p str]) -> Vec<&'p str> {
+    template.iter().copied().chain([METADATA, LABELS]).collect()
+}
+
+/// Whether `side` carries a guarded label in a template at `place`.
+fn place_carries(side: &str, place: &Place, keys: &[&str]) -> Expr {
+    match *place {
+        Place::One(path) => {
+            let labels = labels_of(path);
+            and([
+                atom(format!("{side} != null")),
+                present(side, &labels),
+                holds_any(&select(side, &labels), keys),
+            ])
+        }
+        Place::Each {
+            list,
+            item,
+            template,
+        } => {
+            let labels = labels_of(template);
+            and([
+                atom(format!("{side} != null")),
+                present(side, list),
+                Expr::Exists(
+                    Box::new(atom(select(side, list))),
+                    item.to_owned(),
+                    Box::new(and([
+                        present(item, &labels),
+                        holds_any(&select(item, &labels), keys),
+                    ])),
+                ),
+            ])
+        }
+    }
+}
+
+/// Whether `side`, an object of a workload kind, carries a guarded label in a template.
+fn templates_carry(side: &str, keys: &[&str]) -> Expr {
+    or(TEMPLATES.iter().map(|(kinds, places)| {
+        and([
+            kind_is(kinds),
+            or(places.iter().map(|place| place_carries(side, place, keys))),
+        ])
+    }))
+}
+
+/// Whether a guarded label of a template differs between the sides of an UPDATE of a workload:
+/// for a list of templates, whether either side's list carries one.
+fn templates_differ(keys: &[&str]) -> Expr {
+    or(TEMPLATES.iter().map(|(kinds, places)| {
+        let places = places.iter().map(|place| match *place {
+            Place::One(path) => labels_differ(&labels_of(path), keys),
+            Place::Each { .. } => or([
+                place_carries(OLD, place, keys),
+                place_carries(NEW, place, keys),
+            ]),
+        });
+        and([kind_is(kinds), or(places)])
+    }))
+}
+
+/// The map at `path` of `side`, or `{}` where `side` has none.
+fn map_or_empty(side: &str, path: &[&str]) -> Expr {
+    Expr::Cond(
+        Box::new(and([atom(format!("{side} != null")), present(side, path)])),
+        Box::new(atom(select(side, path))),
+        Box::new(atom("{}")),
+    )
+}
+
+/// Whether one of `keys` of the map at `path` differs between the sides: set on one side only,
+/// or to another value. Each side's map is read once, bound by a one-element list.
+fn labels_differ(path: &[&str], keys: &[&str]) -> Expr {
+    let key = match keys {
+        [key] => quote(key),
+        _ => "key".to_owned(),
+    };
+    let differs = or([
+        atom(format!("({key} in before) != ({key} in after)")),
+        and([
+            atom(format!("{key} in before")),
+            atom(format!("before[{key}] != after[{key}]")),
+        ]),
+    ]);
+    let differs = match keys {
+        [_] => differs,
+        keys => Expr::Exists(Box::new(strings(keys.iter())), key, Box::new(differs)),
+    };
+    Expr::Exists(
+        Box::new(Expr::List(vec![map_or_empty(OLD, path)])),
+        "before".to_owned(),
+        Box::new(Expr::Exists(
+            Box::new(Expr::List(vec![map_or_empty(NEW, path)])),
+            "after".to_owned(),
+            Box::new(differs),
+        )),
     )
 }
 
@@ -239,16 +489,14 @@ fn bound_requester(settings: &Settings) -> Expr {
     if !users.is_empty() {
         bound.push(and([
             atom("has(request.userInfo.username)"),
-            or(users
-                .iter()
-                .map(|pattern| glob("request.userInfo.username", pattern))),
+            or(users.iter().map(|pattern| glob(USERNAME, pattern))),
         ]));
     }
     if !groups.is_empty() {
         bound.push(and([
             atom("has(request.userInfo.groups)"),
             Expr::Exists(
-                "request.userInfo.groups".to_owned(),
+                Box::new(atom(GROUPS)),
                 "group".to_owned(),
                 Box::new(or(groups.iter().map(|pattern| glob("group", pattern)))),
             ),
@@ -279,6 +527,402 @@ fn glob(text: &str, pattern: &str) -> Expr {
     }
 }
 
+/// A condition true exactly for the `text` that the `*` pattern matches, as the policy's
+/// `identity::matches` does: `None` for a pattern with two `*` or more, which CEL without
+/// regular expressions cannot match exactly (their literals must appear in order, apart).
+fn glob_exactly(text: &str, pattern: &str) -> Option<Expr> {
+    let literals: Vec<&str> = pattern.split('*').collect();
+    match literals.as_slice() {
+        [literal] => Some(atom(format!("{text} == {}", quote(literal)))),
+        [prefix, suffix] => {
+            let mut parts = Vec::new();
+            if !prefix.is_empty() {
+                parts.push(atom(format!("{text}.startsWith({})", quote(prefix))));
+            }
+            if !suffix.is_empty() {
+                parts.push(atom(format!("{text}.endsWith({})", quote(suffix))));
+            }
+            if !prefix.is_empty() && !suffix.is_empty() {
+                // The prefix and the suffix must not overlap; `size` counts code points.
+                let least = prefix.chars().count() + suffix.chars().count();
+                parts.push(atom(format!("size({text}) >= {least}")));
+            }
+            Some(match parts.len() {
+                0 => atom("true"),
+                _ => and(parts),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The requester's user name and groups, in `request`.
+const USERNAME: &str = "request.userInfo.username";
+const GROUPS: &str = "request.userInfo.groups";
+
+/// An operation and a resource, as a trust rule grants them.
+type Grant = (String, String);
+
+/// What writers named exactly may write: user name → operation → resources.
+type Grants = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+/// A class of trusted writers, as one condition.
+#[derive(Default)]
+struct Class {
+    /// The writers named exactly, with nothing more to test than their grants.
+    grants: Grants,
+    /// Whether those writers must be in the group of kube-system's service accounts.
+    kube_system: bool,
+    /// Users trusted with whatever any writer of `grants` is (kube-controller-manager, which
+    /// runs every controller without `--use-service-account-credentials`); their other grants
+    /// are in another class.
+    any_of_them: Vec<String>,
+    /// The other rules, each its own expression, with the resources it names.
+    rules: Vec<(Expr, BTreeSet<String>)>,
+}
+
+impl Class {
+    fn is_empty(&self) -> bool {
+        self.grants.is_empty() && self.rules.is_empty()
+    }
+
+    fn add(&mut self, user: &str, grants: impl IntoIterator<Item = Grant>) {
+        let operations = self.grants.entry(user.to_owned()).or_default();
+        for (operation, resource) in grants {
+            operations.entry(operation).or_default().insert(resource);
+        }
+    }
+
+    /// Every grant of the writers named exactly.
+    fn granted(&self) -> BTreeSet<Grant> {
+        let mut granted = BTreeSet::new();
+        for operations in self.grants.values() {
+            for (operation, resources) in operations {
+                for resource in resources {
+                    granted.insert((operation.clone(), resource.clone()));
+                }
+            }
+        }
+        granted
+    }
+
+    /// The condition: false exactly for the requests a writer of the class is trusted with.
+    /// Each writer's user name is tested first, then its grants: those of the writers named
+    /// exactly are a map literal bound to `variable`.
+    fn condition(&self, variable: &str) -> Expr {
+        let mut trusted = Vec::new();
+        if !self.grants.is_empty() {
+            let resources = self.grants.values().flat_map(BTreeMap::values).flatten();
+            let resources = resources.map(String::as_str).collect();
+            let map = Expr::Map(
+                self.grants
+                    .iter()
+                    .map(|(user, operations)| {
+                        let operations = operations
+                            .iter()
+                            .map(|(operation, resources)| (operation.clone(), strings(resources)))
+                            .collect();
+                        (user.clone(), Expr::Map(operations))
+                    })
+                    .collect(),
+            );
+            // The grants of `writer` (an expression) cover the request.
+            let covers = |writer: &str| {
+                and([
+                    atom(format!("request.operation in {writer}")),
+                    names(&resources, &format!("{writer}[request.operation]")),
+                ])
+            };
+            let mut named = vec![
+                atom(format!("{USERNAME} in {variable}")),
+                covers(&format!("{variable}[{USERNAME}]")),
+            ];
+            // Who may be one of the writers, tested before the map is read.
+            let mut who = vec![match self.kube_system {
+                true => atom(format!(
+                    "{USERNAME}.startsWith({})",
+                    quote(KUBE_SYSTEM_PREFIX)
+                )),
+                false => atom(format!(
+                    "{USERNAME} in {}",
+                    strings(self.grants.keys()).flat()
+                )),
+            }];
+            if self.kube_system {
+                named.insert(0, in_group(KUBE_SYSTEM_GROUP));
+            }
+            let mut writers = vec![and(named)];
+            if !self.any_of_them.is_empty() {
+                let any_of_them = atom(format!(
+                    "{USERNAME} in {}",
+                    strings(&self.any_of_them).flat()
+                ));
+                who.push(any_of_them.clone());
+                writers.push(and([
+                    any_of_them,
+                    Expr::Exists(
+                        Box::new(atom(variable)),
+                        "writer".to_owned(),
+                        Box::new(covers(&format!("{variable}[writer]"))),
+                    ),
+                ]));
+            }
+            let lookup = Expr::Exists(
+                Box::new(Expr::List(vec![map])),
+                variable.to_owned(),
+                Box::new(or(writers)),
+            );
+            trusted.push(and([or(who), with_resource(&resources, lookup)]));
+        }
+        for (writer, named) in &self.rules {
+            let named: BTreeSet<&str> = named.iter().map(String::as_str).collect();
+            let names = names(&named, &strings(&named).flat());
+            trusted.push(and([writer.clone(), with_resource(&named, names)]));
+        }
+        Expr::Not(Box::new(and([
+            atom("has(request.userInfo)"),
+            atom("has(request.userInfo.username)"),
+            or(trusted),
+        ])))
+    }
+}
+
+/// `expr`, with the request's resource as the rules write it bound to [`RESOURCE`] when one of
+/// `resources` names a resource.
+fn with_resource(resources: &BTreeSet<&str>, expr: Expr) -> Expr {
+    match resources.iter().any(|resource| is_named(resource)) {
+        true => Expr::Exists(
+            Box::new(Expr::List(vec![request_resource()])),
+            RESOURCE.to_owned(),
+            Box::new(expr),
+        ),
+        false => expr,
+    }
+}
+
+/// The trusted control plane ([`control_plane::rules`]) as conditions, one per class of writer,
+/// each false for the requests its writers are trusted with: the policy allows them before any
+/// rule. `judged` are the operations the conditions send at all.
+fn trusted_writers(settings: &Settings, judged: &[&str]) -> Vec<(&'static str, Expr)> {
+    let mut controllers = Class {
+        kube_system: true,
+        ..Class::default()
+    };
+    let (mut users, mut kubelets) = (Class::default(), Class::default());
+    for trust in control_plane::rules(&settings.trusted_writers) {
+        let grants = grants(&trust, judged);
+        if grants.is_empty() {
+            continue;
+        }
+        let username = |user: &str| atom(format!("{USERNAME} == {}", quote(user)));
+        match trust.writer {
+            Writer::KubeSystemServiceAccount(account) if trust.terminating_only => {
+                let user = format!("{KUBE_SYSTEM_PREFIX}{account}");
+                let writer = and([username(&user), in_group(KUBE_SYSTEM_GROUP)]);
+                controllers.rules.push(rule(writer, &trust, grants));
+            }
+            Writer::KubeSystemServiceAccount(account) => {
+                controllers.add(&format!("{KUBE_SYSTEM_PREFIX}{account}"), grants);
+            }
+            Writer::User(user) if trust.terminating_only => {
+                users.rules.push(rule(username(user), &trust, grants));
+            }
+            Writer::User(user) => users.add(user, grants),
+            Writer::Users(pattern) => {
+                // Not skipped when CEL cannot match the pattern exactly.
+                if let Some(writer) = glob_exactly(USERNAME, pattern) {
+                    users.rules.push(rule(writer, &trust, grants));
+                }
+            }
+            Writer::Node => {
+                let writer = and([
+                    atom(format!("{USERNAME}.startsWith({})", quote(NODE_PREFIX))),
+                    atom(format!(
+                        "size({USERNAME}) > {}",
+                        NODE_PREFIX.chars().count()
+                    )),
+                    in_group(NODES_GROUP),
+                ]);
+                kubelets.rules.push(rule(writer, &trust, grants));
+            }
+        }
+    }
+    // A user trusted with every controller's grants is tested against the controllers' map,
+    // not given a copy of it.
+    let controlled = controllers.granted();
+    if !controlled.is_empty() {
+        let users_grants = std::mem::take(&mut users.grants);
+        for (user, operations) in users_grants {
+            let mut own = Class::default();
+            own.add(
+                &user,
+                operations.into_iter().flat_map(|(operation, resources)| {
+                    resources
+                        .into_iter()
+                        .map(move |resource| (operation.clone(), resource))
+                }),
+            );
+            let granted = own.granted();
+            if granted.is_superset(&controlled) {
+                controllers.any_of_them.push(user.clone());
+                users.add(&user, granted.difference(&controlled).cloned());
+                users.grants.retain(|_, operations| !operations.is_empty());
+            } else {
+                users.add(&user, granted);
+            }
+        }
+    }
+    TRUSTED_WRITERS
+        .into_iter()
+        .zip([
+            (controllers, "controllers"),
+            (users, "users"),
+            (kubelets, "kubelets"),
+        ])
+        .filter(|(_, (class, _))| !class.is_empty())
+        .map(|(name, (class, variable))| (name, class.condition(variable)))
+        .collect()
+}
+
+/// The operations and resources a rule trusts that the other conditions and the policy's rules
+/// could send: `(operation, resource)`, without the operations not judged, CREATEs of a
+/// subresource, and subresources the webhook's rules do not name
+/// ([`crate::SUBRESOURCES`]).
+fn grants(trust: &Trust<'_>, judged: &[&str]) -> Vec<Grant> {
+    let mut grants = Vec::new();
+    for operation in trust.operations {
+        let operation = operation.to_string();
+        if !judged.contains(&operation.as_str()) {
+            continue;
+        }
+        for resource in trust.resources.iter() {
+            let sent = match control_plane::parts(resource) {
+                None | Some((_, _, "")) => true,
+                Some((_, name, subresource)) => {
+                    operation == "UPDATE"
+                        && crate::SUBRESOURCES.iter().any(|(resources, named)| {
+                            *named == subresource && (*resources == "*" || *resources == name)
+                        })
+                }
+            };
+            if sent {
+                grants.push((operation.clone(), resource.to_owned()));
+            }
+        }
+    }
+    grants
+}
+
+/// A rule as its own expression: the writer, the operations, the stored object terminating
+/// when the rule asks for it; and the resources it names.
+fn rule(writer: Expr, trust: &Trust<'_>, grants: Vec<Grant>) -> (Expr, BTreeSet<String>) {
+    let operations: BTreeSet<&str> = grants
+        .iter()
+        .map(|(operation, _)| operation.as_str())
+        .collect();
+    let operations: Vec<&str> = operations.into_iter().collect();
+    let mut parts = vec![
+        writer,
+        match operations.as_slice() {
+            [operation] => atom(format!("request.operation == {}", quote(operation))),
+            operations => atom(format!(
+                "request.operation in {}",
+                strings(operations.iter()).flat()
+            )),
+        },
+    ];
+    if trust.terminating_only {
+        parts.extend([
+            atom(format!("{OLD} != null")),
+            present(OLD, &[METADATA, "deletionTimestamp"]),
+            atom(format!("{OLD}.metadata.deletionTimestamp != null")),
+        ]);
+    }
+    let resources = grants.into_iter().map(|(_, resource)| resource).collect();
+    (and(parts), resources)
+}
+
+/// Whether the requester is in `group`.
+fn in_group(group: &str) -> Expr {
+    and([
+        atom(format!("has({GROUPS})")),
+        atom(format!("{} in {GROUPS}", quote(group))),
+    ])
+}
+
+/// The variable that holds the request's resource as the rules write it.
+const RESOURCE: &str = "resource";
+
+/// Whether a rule's resource names a resource (`resource[.group][/subresource]`), rather than
+/// every resource (`*`) or a subresource of every resource (`*/subresource`).
+fn is_named(resource: &str) -> bool {
+    control_plane::parts(resource).is_some_and(|(_, name, _)| name != "*")
+}
+
+/// Whether `list` (an expression), a list of resources as the rules write them, names the
+/// request's resource; `resources` are those it may hold, for the forms to test.
+fn names(resources: &BTreeSet<&str>, list: &str) -> Expr {
+    let mut forms = Vec::new();
+    if resources
+        .iter()
+        .any(|resource| control_plane::parts(resource).is_none())
+    {
+        forms.push(atom(format!("'*' in {list}")));
+    }
+    if resources
+        .iter()
+        .any(|resource| !is_named(resource) && *resource != "*")
+    {
+        forms.push(atom(format!(
+            "('*/' + (has(request.subResource) ? request.subResource : '')) in {list}"
+        )));
+    }
+    if resources.iter().any(|resource| is_named(resource)) {
+        forms.push(atom(format!("{RESOURCE} in {list}")));
+    }
+    or(forms)
+}
+
+/// The request's resource as the rules write it, `resource[.group][/subresource]`; `''`, which
+/// names nothing, for a resource or group that would make it ambiguous: a `.` or `/` in the
+/// resource, a `/` in the group (Kubernetes' resource and group names have neither).
+fn request_resource() -> Expr {
+    let resource = plus(vec![
+        atom("request.resource.resource"),
+        Expr::Cond(
+            Box::new(atom("request.resource.group == ''")),
+            Box::new(atom("''")),
+            Box::new(plus(vec![atom("'.'"), atom("request.resource.group")])),
+        ),
+        Expr::Cond(
+            Box::new(atom(
+                "has(request.subResource) && request.subResource != ''",
+            )),
+            Box::new(plus(vec![atom("'/'"), atom("request.subResource")])),
+            Box::new(atom("''")),
+        ),
+    ]);
+    let ambiguous = or([
+        atom("request.resource.resource.contains('.')"),
+        atom("(request.resource.resource + request.resource.group).contains('/')"),
+    ]);
+    Expr::Cond(
+        Box::new(ambiguous),
+        Box::new(atom("''")),
+        Box::new(resource),
+    )
+}
+
+/// A list literal of strings.
+fn strings<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Expr {
+    Expr::List(
+        items
+            .into_iter()
+            .map(|item| atom(quote(item.as_ref())))
+            .collect(),
+    )
+}
+
 /// A CEL string literal holding `text`: single-quoted, with `\`, `'` and every character that
 /// is not printable ASCII or a printable non-ASCII character escaped.
 pub fn quote(text: &str) -> String {
@@ -300,7 +944,7 @@ pub fn quote(text: &str) -> String {
     quoted
 }
 
-/// A boolean CEL expression, kept as a tree so that it can be laid out over lines.
+/// A CEL expression, kept as a tree so that it can be laid out over lines.
 #[derive(Debug, Clone)]
 enum Expr {
     Atom(String),
@@ -309,12 +953,23 @@ enum Expr {
     Not(Box<Expr>),
     /// `condition ? then : otherwise`
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// `list.exists(variable, predicate)`
-    Exists(String, String, Box<Expr>),
+    /// `range.exists(variable, predicate)`
+    Exists(Box<Expr>, String, Box<Expr>),
+    /// `[item, …]`
+    List(Vec<Expr>),
+    /// `{'key': value, …}`
+    Map(Vec<(String, Expr)>),
+    /// `a + b + …`, `a in b`: the operator and its operands
+    Infix(&'static str, Vec<Expr>),
 }
 
 fn atom(text: impl Into<String>) -> Expr {
     Expr::Atom(text.into())
+}
+
+/// `a + b + …`
+fn plus(operands: Vec<Expr>) -> Expr {
+    Expr::Infix("+", operands)
 }
 
 /// A conjunction, nested conjunctions flattened into it; one operand stands alone.
@@ -357,6 +1012,7 @@ impl Expr {
             Expr::Atom(text) => text.clone(),
             Expr::And(operands) => join_flat(operands, " && "),
             Expr::Or(operands) => join_flat(operands, " || "),
+            Expr::Infix(operator, operands) => join_flat(operands, &format!(" {operator} ")),
             Expr::Not(operand) => format!("!{}", operand.operand_flat()),
             Expr::Cond(condition, then, otherwise) => format!(
                 "{} ? {} : {}",
@@ -364,17 +1020,39 @@ impl Expr {
                 then.operand_flat(),
                 otherwise.operand_flat()
             ),
-            Expr::Exists(list, variable, predicate) => {
-                format!("{list}.exists({variable}, {})", predicate.flat())
+            Expr::Exists(range, variable, predicate) => format!(
+                "{}.exists({variable}, {})",
+                range.operand_flat(),
+                predicate.flat()
+            ),
+            Expr::List(items) => {
+                let items: Vec<String> = items.iter().map(Expr::flat).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Expr::Map(entries) => {
+                let entries: Vec<String> = entries
+                    .iter()
+                    .map(|(key, value)| format!("{}: {}", quote(key), value.flat()))
+                    .collect();
+                format!("{{{}}}", entries.join(", "))
             }
         }
     }
 
-    /// As an operand of another expression: parenthesised unless an atom or a call.
+    /// Whether the expression stands as an operand without parentheses: an atom, a call, a
+    /// literal.
+    fn is_primary(&self) -> bool {
+        matches!(
+            self,
+            Expr::Atom(_) | Expr::Exists(..) | Expr::Not(_) | Expr::List(_) | Expr::Map(_)
+        )
+    }
+
+    /// As an operand of another expression: parenthesised unless primary.
     fn operand_flat(&self) -> String {
-        match self {
-            Expr::Atom(_) | Expr::Exists(..) | Expr::Not(_) => self.flat(),
-            _ => format!("({})", self.flat()),
+        match self.is_primary() {
+            true => self.flat(),
+            false => format!("({})", self.flat()),
         }
     }
 }
@@ -387,61 +1065,134 @@ fn join_flat(operands: &[Expr], separator: &str) -> String {
         .join(separator)
 }
 
+/// The column after `text` written from `column`.
+fn end_column(text: &str, column: usize) -> usize {
+    match text.rsplit_once('\n') {
+        Some((_, last)) => last.len(),
+        None => column + text.len(),
+    }
+}
+
 /// Lays the expression out from column `indent`: on one line where it fits, otherwise one
 /// operand per line, each composite operand opening a parenthesis on its line and closing it
 /// on a line of its own.
 fn render(expr: &Expr, indent: usize) -> String {
+    render_at(expr, indent, indent)
+}
+
+/// Lays the expression out from `column` of a line indented by `indent`.
+fn render_at(expr: &Expr, indent: usize, column: usize) -> String {
     let flat = expr.flat();
-    if indent + flat.len() <= WIDTH {
+    if column + flat.len() <= WIDTH {
         return flat;
     }
     let pad = " ".repeat(indent);
     match expr {
-        Expr::And(operands) | Expr::Or(operands) => {
-            let operator = if matches!(expr, Expr::And(_)) {
-                "&&"
-            } else {
-                "||"
-            };
-            // Operands fill a line while they fit; one that does not starts a line of its own
-            // with the operator, and one broken over lines ends its line.
-            let mut text = String::new();
-            let mut column = indent;
-            let mut line_open = false;
-            for (index, operand) in operands.iter().enumerate() {
-                let flat = operand.operand_flat();
-                if index > 0 && line_open && column + 4 + flat.len() <= WIDTH {
-                    text.push_str(&format!(" {operator} {flat}"));
-                    column += 4 + flat.len();
-                    continue;
-                }
-                let start = match index {
-                    0 => indent,
-                    _ => {
-                        text.push_str(&format!("\n{pad}{operator} "));
-                        indent + 3
-                    }
-                };
-                let rendered = render_operand(operand, indent, start);
-                line_open = !rendered.contains('\n');
-                column = start + rendered.len();
-                text.push_str(&rendered);
-            }
-            text
-        }
-        Expr::Not(operand) => format!("!{}", render_operand(operand, indent, indent + 1)),
+        Expr::And(operands) => render_chain(operands, "&&", indent),
+        Expr::Or(operands) => render_chain(operands, "||", indent),
+        Expr::Infix(operator, operands) => render_chain(operands, operator, indent),
+        Expr::Not(operand) => format!("!{}", render_operand(operand, indent, column + 1)),
         Expr::Cond(condition, then, otherwise) => format!(
             "{}\n{pad}? {}\n{pad}: {}",
-            render_operand(condition, indent, indent),
+            render_operand(condition, indent, column),
             render_operand(then, indent, indent + 2),
             render_operand(otherwise, indent, indent + 2)
         ),
-        Expr::Exists(list, variable, predicate) => format!(
-            "{list}.exists({variable},\n{pad}  {}\n{pad})",
-            render(predicate, indent + 2)
-        ),
+        Expr::Exists(range, variable, predicate) => {
+            let range = render_operand(range, indent, column);
+            let opening = format!("{range}.exists({variable},");
+            format!(
+                "{opening}\n{pad}  {}\n{pad})",
+                render(predicate, indent + 2)
+            )
+        }
+        Expr::List(items) => render_list(items, indent, column),
+        Expr::Map(entries) => {
+            let inner = " ".repeat(indent + 2);
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|(key, value)| {
+                    let key = format!("{}: ", quote(key));
+                    let value = render_at(value, indent + 2, indent + 2 + key.len());
+                    format!("{inner}{key}{value}")
+                })
+                .collect();
+            format!("{{\n{}\n{pad}}}", entries.join(",\n"))
+        }
         Expr::Atom(text) => text.clone(),
     }
+}
+
+/// Lays out the operands of `operator` from column `indent`: they fill a line while they fit;
+/// one that does not starts a line of its own with the operator, and one broken over lines ends
+/// its line.
+fn render_chain(operands: &[Expr], operator: &str, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut text = String::new();
+    let mut column = indent;
+    let mut line_open = false;
+    for (index, operand) in operands.iter().enumerate() {
+        let flat = operand.operand_flat();
+        let joined = operator.len() + 2 + flat.len();
+        if index > 0 && line_open && column + joined <= WIDTH {
+            text.push_str(&format!(" {operator} {flat}"));
+            column += joined;
+            continue;
+        }
+        let start = match index {
+            0 => indent,
+            _ => {
+                text.push_str(&format!("\n{pad}{operator} "));
+                indent + operator.len() + 1
+            }
+        };
+        let rendered = render_operand(operand, indent, start);
+        line_open = !rendered.contains('\n');
+        column = end_column(&rendered, start);
+        text.push_str(&rendered);
+    }
+    text
+}
+
+/// Lays out a list from `column`: its items fill lines, continued two columns in from `indent`;
+/// a lone item that does not fit is laid out on lines of its own, a map within the brackets.
+fn render_list(items: &[Expr], indent: usize, column: usize) -> String {
+    match items {
+        // A map opens and closes with the brackets.
+        [only @ Expr::Map(_)] => return format!("[{}]", render_at(only, indent, column + 1)),
+        [only] => {
+            let pad = " ".repeat(indent);
+            return format!("[\n{pad}  {}\n{pad}]", render(only, indent + 2));
+        }
+        _ => {}
+    }
+    let inner = indent + 2;
+    let mut text = String::from("[");
+    let mut column = column + 1;
+    for (index, item) in items.iter().enumerate() {
+        let flat = item.flat();
+        // The item and what follows it on the line: `,` or `]`.
+        let width = flat.len() + 1;
+        if index > 0 {
+            text.push(',');
+            column += 1;
+        }
+        let space = usize::from(index > 0);
+        if column + space + width <= WIDTH {
+            if index > 0 {
+                text.push(' ');
+            }
+            text.push_str(&flat);
+            column += space + flat.len();
+        } else {
+            text.push_str(&format!("\n{}", " ".repeat(inner)));
+            let rendered = render_at(item, inner, inner);
+            column = end_column(&rendered, inner);
+            text.push_str(&rendered);
+        }
+    }
+    text.push(']');
+    text
 }
 
 /// Renders an operand that starts at `column` of a line indented by `indent`: composites in
@@ -451,14 +1202,12 @@ fn render_operand(operand: &Expr, indent: usize, column: usize) -> String {
     if column + flat.len() <= WIDTH {
         return flat;
     }
-    match operand {
-        Expr::Atom(_) | Expr::Exists(..) | Expr::Not(_) => render(operand, indent),
-        _ => {
-            let pad = " ".repeat(indent);
-            let inner = render(operand, indent + 2);
-            format!("(\n{pad}  {inner}\n{pad})")
-        }
+    if operand.is_primary() {
+        return render_at(operand, indent, column);
     }
+    let pad = " ".repeat(indent);
+    let inner = render(operand, indent + 2);
+    format!("(\n{pad}  {inner}\n{pad})")
 }
 
 #[cfg(test)]
@@ -491,7 +1240,9 @@ mod tests {
         let settings = Settings::from_json(
             br#"{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
                  "kindKey": "olm.operatorframework.io/owner-kind", "clusterKinds": ["A"]}],
-                 "identities": [{"owners": ["A.*"], "users": ["u"]}], "writes": "Owner"}"#,
+                 "identities": [{"owners": ["A.*"], "users": ["u"]}], "writes": "Owner",
+                 "trustedWriters": [{"users": ["k3s", "k3s-*-agent"], "resources": ["*", "pods/status"],
+                                     "operations": ["UPDATE"]}]}"#,
         )
         .unwrap();
         let conditions = match_conditions(&settings);
@@ -500,6 +1251,63 @@ mod tests {
             let squeezed: String = condition.expression.split_whitespace().collect();
             let flat: String = expr.flat().split_whitespace().collect();
             assert_eq!(squeezed, flat);
+            // A line overflows only with one atom too long to break, after its operator.
+            for line in condition.expression.lines() {
+                let atom = line
+                    .trim_start()
+                    .trim_start_matches(['&', '|', '?', ':', '+', ' ']);
+                assert!(
+                    line.len() <= WIDTH || !(atom.contains(" && ") || atom.contains(" || ")),
+                    "{}: {line}",
+                    condition.name
+                );
+            }
         }
+    }
+
+    #[test]
+    fn patterns_with_one_star_match_exactly() {
+        let flat = |pattern| glob_exactly("u", pattern).map(|expr| expr.flat());
+        assert_eq!(flat("k3s"), Some("u == 'k3s'".to_owned()));
+        assert_eq!(flat("k3s:*"), Some("u.startsWith('k3s:')".to_owned()));
+        assert_eq!(flat("*:agent"), Some("u.endsWith(':agent')".to_owned()));
+        assert_eq!(
+            flat("ab*ba"),
+            Some("u.startsWith('ab') && u.endsWith('ba') && size(u) >= 4".to_owned())
+        );
+        assert_eq!(flat("a*b*c"), None);
+    }
+
+    #[test]
+    fn every_writer_of_the_control_plane_is_in_its_condition() {
+        let settings = Settings::from_json(
+            br#"{"identities": [{"owners": ["*"], "users": ["u"]}], "writes": "Owner"}"#,
+        )
+        .unwrap();
+        let conditions = match_conditions(&settings);
+        let expression = |name: &str| {
+            let condition = conditions.iter().find(|condition| condition.name == name);
+            condition.expect(name).expression.clone()
+        };
+        let controllers = expression(TRUSTED_WRITERS[0]);
+        for trust in control_plane::rules(&[]) {
+            if let Writer::KubeSystemServiceAccount(account) = trust.writer {
+                let user = quote(&format!("{KUBE_SYSTEM_PREFIX}{account}"));
+                assert!(controllers.contains(&user), "{user}");
+            }
+        }
+        assert!(controllers.contains(&quote(control_plane::CONTROLLER_MANAGER)));
+        assert!(expression(TRUSTED_WRITERS[1]).contains(&quote(control_plane::SCHEDULER)));
+        assert!(expression(TRUSTED_WRITERS[2]).contains(&quote(NODE_PREFIX)));
+        // Without `writes: Owner` no DELETE is judged, and kubelets are trusted with nothing else.
+        let any = match_conditions(&Settings::default());
+        assert!(
+            any.iter()
+                .all(|condition| condition.name != TRUSTED_WRITERS[2])
+        );
+        assert!(
+            any.iter()
+                .all(|condition| !condition.expression.contains("'DELETE': ["))
+        );
     }
 }

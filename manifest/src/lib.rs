@@ -3,7 +3,7 @@
 //! cluster's writes the conditions send to policy-server ([`traffic`]).
 //!
 //! ```console
-//! make manifest SETTINGS=examples/helm/settings.yaml
+//! make manifest SETTINGS=examples/helm/settings.yaml [NAME=name] [MODE=monitor|protect]
 //! ```
 
 pub mod conditions;
@@ -35,7 +35,8 @@ pub fn match_conditions_yaml(settings: &Settings) -> String {
     let mut yaml = String::from(
         "  # Generated from the settings by `make manifest` (see README, \"Match conditions\"): the\n  \
          # API server sends a request to policy-server only when the policy could deny, mutate or\n  \
-         # warn on it. Kubewarden's audit scanner calls policy-server directly, without them.\n  \
+         # warn on it, never a write of the control plane it trusts. Kubewarden's audit scanner\n  \
+         # calls policy-server directly, without them.\n  \
          matchConditions:\n",
     );
     for condition in match_conditions(settings) {
@@ -48,10 +49,42 @@ pub fn match_conditions_yaml(settings: &Settings) -> String {
     yaml
 }
 
-/// The ClusterAdmissionPolicy `name` for the settings file whose text is `settings_yaml`: the
-/// rules of `metadata.yml` with the operations the settings need, the match conditions, and
-/// the settings file itself, comments included.
-pub fn manifest(name: &str, settings_yaml: &str) -> Result<String, String> {
+/// How policy-server applies the policy's verdicts (`spec.mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Only logs and reports what it would deny; allows everything.
+    Monitor,
+    /// Denies.
+    #[default]
+    Protect,
+}
+
+impl Mode {
+    /// The value of `spec.mode`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Monitor => "monitor",
+            Mode::Protect => "protect",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Mode, String> {
+        match text {
+            "monitor" => Ok(Mode::Monitor),
+            "protect" => Ok(Mode::Protect),
+            other => Err(format!("mode {other:?}: write monitor or protect")),
+        }
+    }
+}
+
+/// The ClusterAdmissionPolicy `name`, in `mode`, for the settings file whose text is
+/// `settings_yaml`: the rules of `metadata.yml` with the operations the settings need, the
+/// match conditions, and the settings file itself, comments included.
+pub fn manifest(name: &str, mode: Mode, settings_yaml: &str) -> Result<String, String> {
     let settings = read_settings(settings_yaml)?;
     let mutating = settings.stamp;
     let deletes = conditions::guards_writes(&settings);
@@ -62,8 +95,9 @@ pub fn manifest(name: &str, settings_yaml: &str) -> Result<String, String> {
          name: {name}\n\
          spec:\n  \
          module: {MODULE}\n  \
-         mode: protect\n  \
-         failurePolicy: Fail\n"
+         mode: {}\n  \
+         failurePolicy: Fail\n",
+        mode.as_str()
     );
     yaml.push_str(NAMESPACE_SELECTOR);
     if deletes {
@@ -78,7 +112,13 @@ pub fn manifest(name: &str, settings_yaml: &str) -> Result<String, String> {
          operations: [\"CREATE\", \"UPDATE\"{}]\n",
         if deletes { ", \"DELETE\"" } else { "" }
     ));
-    yaml.push_str(OTHER_RULES);
+    let subresources: Vec<String> = SUBRESOURCES
+        .iter()
+        .map(|(resource, subresource)| format!("\"{resource}/{subresource}\""))
+        .collect();
+    yaml.push_str(
+        &OTHER_RULES.replace("@SUBRESOURCES@", &format!("[{}]", subresources.join(", "))),
+    );
     yaml.push_str(&match_conditions_yaml(&settings));
     yaml.push_str("  settings:");
     yaml.push_str(&settings_block(settings_yaml)?);
@@ -95,12 +135,20 @@ const NAMESPACE_SELECTOR: &str =
         values: [kube-system, kubewarden]
 ";
 
+/// The subresources the webhook's rules send, UPDATEs only, as `(resource, subresource)`
+/// (`*`: of every resource); the webhook is called for no other subresource.
+pub const SUBRESOURCES: [(&str, &str); 3] = [
+    ("*", "status"),
+    ("namespaces", "finalize"),
+    ("certificatesigningrequests", "approval"),
+];
+
 const OTHER_RULES: &str = r#"    # Status writes of most built-in kinds persist label changes (a Pod's, a Namespace's, …),
     # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
     # an owner label or the offer (see README, "Subresources").
     - apiGroups: ["*"]
       apiVersions: ["*"]
-      resources: ["*/status", "namespaces/finalize", "certificatesigningrequests/approval"]
+      resources: @SUBRESOURCES@
       operations: ["UPDATE"]
     # Kubewarden's audit scanner replays existing objects of the kinds these CREATE rules name
     # (it skips rules with a wildcard), for PolicyReports; see README, "Visibility". The API

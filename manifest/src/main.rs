@@ -2,32 +2,39 @@
 //! from the settings.
 //!
 //! ```console
-//! manifest SETTINGS.yaml [--name NAME]
+//! manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]
 //! ```
 //!
 //! The name defaults to `single-owner-<folder of the settings file>` (`single-owner-helm` for
-//! `examples/helm/settings.yaml`).
+//! `examples/helm/settings.yaml`), the mode to `protect`.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: manifest SETTINGS.yaml [--name NAME]";
+use single_owner_manifest::Mode;
+
+const USAGE: &str = "usage: manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]";
+
+/// The command line: the settings file, and the options given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Arguments {
+    path: String,
+    name: Option<String>,
+    mode: Mode,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (path, name) = match args.as_slice() {
-        [path] => (path, None),
-        [path, flag, name] | [flag, name, path] if flag == "--name" => (path, Some(name.clone())),
-        _ => {
-            eprintln!("{USAGE}");
+    let arguments = match parse(std::env::args().skip(1)) {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            eprintln!("manifest: {error}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
-    if path.starts_with('-') {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
-    }
-    let name = name.unwrap_or_else(|| default_name(Path::new(path)));
+    let path = &arguments.path;
+    let name = arguments
+        .name
+        .unwrap_or_else(|| default_name(Path::new(path)));
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) => {
@@ -35,7 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match single_owner_manifest::manifest(&name, &text) {
+    match single_owner_manifest::manifest(&name, arguments.mode, &text) {
         Ok(manifest) => {
             print!("{manifest}");
             ExitCode::SUCCESS
@@ -45,6 +52,33 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Reads the arguments: one settings file, `--name NAME` and `--mode MODE` at most once each,
+/// in any order.
+fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Arguments, String> {
+    let mut arguments = arguments.into_iter();
+    let (mut path, mut name, mut mode) = (None, None, None);
+    while let Some(argument) = arguments.next() {
+        let mut value = |option: &str| {
+            arguments
+                .next()
+                .ok_or_else(|| format!("{option} needs a value"))
+        };
+        match argument.as_str() {
+            "--name" if name.is_none() => name = Some(value("--name")?),
+            "--mode" if mode.is_none() => mode = Some(value("--mode")?.parse()?),
+            "--name" | "--mode" => return Err(format!("{argument} is given twice")),
+            option if option.starts_with('-') => return Err(format!("unknown option {option}")),
+            _ if path.is_none() => path = Some(argument),
+            _ => return Err("one settings file at a time".to_owned()),
+        }
+    }
+    Ok(Arguments {
+        path: path.ok_or("no settings file")?,
+        name,
+        mode: mode.unwrap_or_default(),
+    })
 }
 
 /// `single-owner-<folder>` for a settings file in a folder, `single-owner` otherwise.
@@ -67,4 +101,51 @@ fn is_dns_label(text: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !text.starts_with('-')
         && !text.ends_with('-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(arguments: &[&str]) -> Result<Arguments, String> {
+        parse(arguments.iter().map(|argument| (*argument).to_owned()))
+    }
+
+    #[test]
+    fn arguments_come_in_any_order() {
+        let expected = Arguments {
+            path: "s.yaml".to_owned(),
+            name: Some("n".to_owned()),
+            mode: Mode::Monitor,
+        };
+        for arguments in [
+            ["s.yaml", "--name", "n", "--mode", "monitor"],
+            ["--mode", "monitor", "s.yaml", "--name", "n"],
+            ["--name", "n", "--mode", "monitor", "s.yaml"],
+        ] {
+            assert_eq!(parsed(&arguments), Ok(expected.clone()));
+        }
+        let defaults = parsed(&["s.yaml"]).unwrap();
+        assert_eq!((defaults.name, defaults.mode), (None, Mode::Protect));
+    }
+
+    #[test]
+    fn wrong_arguments_are_refused() {
+        for (arguments, error) in [
+            (&[][..], "no settings file"),
+            (&["a.yaml", "b.yaml"][..], "one settings file at a time"),
+            (&["s.yaml", "--mode"][..], "--mode needs a value"),
+            (
+                &["s.yaml", "--mode", "enforce"][..],
+                "mode \"enforce\": write monitor or protect",
+            ),
+            (
+                &["s.yaml", "--name", "a", "--name", "b"][..],
+                "--name is given twice",
+            ),
+            (&["s.yaml", "-n", "a"][..], "unknown option -n"),
+        ] {
+            assert_eq!(parsed(arguments), Err(error.to_owned()), "{arguments:?}");
+        }
+    }
 }

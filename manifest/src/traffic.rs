@@ -15,16 +15,32 @@
 //! | `pod-status` | 1,200 | kubelets' `pods/status` writes: readiness, restarts, rollouts | 10% of pods (charts that template the install's labels into pods) |
 //! | `node-status` | 240 | `nodes/status` every 5 minutes per node | none |
 //! | `endpointslice` | 600 | the EndpointSlice controller follows pods; slices copy their Service's labels | 50% (owned Services) |
-//! | `replicaset` | 300 | the Deployment controller: scaling (100) and `replicasets/status` (200) | 10% (from pod templates) |
+//! | `endpoints` | 300 | the Endpoints controller follows pods; Endpoints copy their Service's labels | 50% |
+//! | `service-handoff` | 6 | two Services handed over to another install: their slices and Endpoints follow the new owner (relabelled, one slice created) | the change itself |
+//! | `replicaset` | 300 | the Deployment controller scales ReplicaSets (100), the ReplicaSet controller writes `replicasets/status` (200) | 10% (from pod templates) |
+//! | `rollout` | 24 | three rollouts: the Deployment controller creates a ReplicaSet from the template, scales the old one down twice and deletes the oldest; the ReplicaSet controller creates and deletes Pods | 60% (from templates) |
 //! | `deployment` | 260 | `deployments/status` (200), `deployments/scale` by the HPA (30), spec updates by the owner's installer (30) | 60% |
-//! | `pod` | 120 | pods created and deleted by the ReplicaSet and Job controllers | 10% |
+//! | `pod` | 120 | the ReplicaSet controller creates Pods (60) and deletes them on scale-down (60) | 10% |
+//! | `statefulset` | 8 | the StatefulSet controller creates Pods and their claims from its templates | 60% |
+//! | `job` | 60 | the CronJob controller creates Jobs from its job template (12); the Job controller writes their status (48) | 30% (from the CronJob's template) |
+//! | `garbage-collector` | 30 | dependents of deleted owners deleted (15), owner references removed when orphaning (10), the `foregroundDeletion` finalizer removed (5) | 50% |
+//! | `namespace-deletion` | 30 | the namespace controller deletes what a terminating namespace holds | 75% |
+//! | `pod-gc` | 20 | the pod garbage collector marks orphaned Pods failed (10) and force-deletes them (10) | 10% |
+//! | `pod-final-delete` | 120 | each kubelet's final DELETE of the Pods it stopped, `gracePeriodSeconds: 0` | 10% |
+//! | `scheduler` | 62 | the scheduler binds Pods (60, `pods/binding`) and deletes preemption victims (2) | 10% |
 //! | `configmap` | 150 | controllers' state and reloads (120 updates), creates (20), deletes (10) | 30% |
 //! | `secret` | 60 | certificate renewals (40 updates), creates (10), deletes (10) | 30% |
 //! | `custom-resource` | 400 | operators write their resources' status (300) and finalizers or annotations (100) | 20% |
-//! | `job` | 60 | a CronJob creates Jobs (12); the Job controller writes their status (48) | none |
 //! | `crd-upgrade` | 12 | the installer upgrades its 12 CRDs, labels kept | all |
 //! | `install` | 40 | an install creates its objects: CRDs, RBAC, workloads, configuration | 75%; hooks and `crds/` without |
 //! | `ownership` | 3 | an adoption, an offer and a namespace created for an install | the change itself |
+//!
+//! Kubernetes' own writers — kubelets, kube-controller-manager's controllers, the scheduler —
+//! are marked ([`Request::control_plane`]): the policy trusts most of what they write, and the
+//! conditions should send none of it that the policy allows. kube-controller-manager runs its
+//! controllers with their own service accounts (`--use-service-account-credentials`, as kubeadm
+//! does) or as `system:kube-controller-manager`; one controller write in four is made the second
+//! way, so that both are measured.
 //!
 //! The leases alone are three quarters of the writes, so the report gives the fraction sent
 //! without them too. Objects are small (metadata, a little spec and status): what the
@@ -32,6 +48,9 @@
 
 use serde_json::{Map, Value, json};
 use single_owner_policy::Settings;
+use single_owner_policy::control_plane::{
+    CONTROLLER_MANAGER, KUBE_SYSTEM_PREFIX, NODE_PREFIX, SCHEDULER,
+};
 
 /// A generated request and the category it stands for.
 #[derive(Debug, Clone)]
@@ -40,23 +59,36 @@ pub struct Request {
     pub category: &'static str,
     /// The AdmissionRequest.
     pub request: Value,
+    /// Whether Kubernetes' own control plane makes it: a kubelet, a controller of
+    /// kube-controller-manager (with its service account or as `system:kube-controller-manager`)
+    /// or the scheduler.
+    pub control_plane: bool,
 }
 
 /// How many requests of each category, per hour of the cluster above.
-pub const HOURLY: [(&str, usize); 16] = [
+pub const HOURLY: [(&str, usize); 25] = [
     ("node-lease", 7_200),
     ("leader-lease", 10_800),
     ("event", 2_000),
     ("pod-status", 1_200),
     ("node-status", 240),
     ("endpointslice", 600),
+    ("endpoints", 300),
+    ("service-handoff", 6),
     ("replicaset", 300),
+    ("rollout", 24),
     ("deployment", 260),
     ("pod", 120),
+    ("statefulset", 8),
+    ("job", 60),
+    ("garbage-collector", 30),
+    ("namespace-deletion", 30),
+    ("pod-gc", 20),
+    ("pod-final-delete", 120),
+    ("scheduler", 62),
     ("configmap", 150),
     ("secret", 60),
     ("custom-resource", 400),
-    ("job", 60),
     ("crd-upgrade", 12),
     ("install", 40),
     ("ownership", 3),
@@ -78,10 +110,23 @@ pub fn mix(settings: &Settings, divisor: usize) -> Vec<Request> {
         let count = hourly.div_ceil(divisor.max(1));
         for index in 0..count {
             let request = cluster.request(category, index, &mut rng);
-            requests.push(Request { category, request });
+            let control_plane = is_control_plane(&request["userInfo"]["username"]);
+            requests.push(Request {
+                category,
+                request,
+                control_plane,
+            });
         }
     }
     requests
+}
+
+/// Whether a user name is one of Kubernetes' own writers.
+fn is_control_plane(username: &Value) -> bool {
+    let username = username.as_str().unwrap_or("");
+    username.starts_with(KUBE_SYSTEM_PREFIX)
+        || username.starts_with(NODE_PREFIX)
+        || [CONTROLLER_MANAGER, SCHEDULER].contains(&username)
 }
 
 /// What the mix needs to know of a setup: how its owners label objects, and who installs.
@@ -209,28 +254,82 @@ impl Cluster {
                 let mut new = old.clone();
                 new["endpoints"] =
                     json!([{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]);
-                let user = User::service_account("kube-system", "endpointslice-controller");
+                let user = User::controller("endpointslice-controller", index);
                 update(Kind::ENDPOINT_SLICE, "", &user, old, new)
+            }
+            "endpoints" => {
+                let mut labels = self.labels(owned(rng, 50));
+                labels.insert(
+                    "endpoints.kubernetes.io/managed-by".into(),
+                    "endpoint-controller".into(),
+                );
+                let namespace = RELEASES[release];
+                let old = object(
+                    Kind::ENDPOINTS,
+                    namespace,
+                    &format!("web-{}", index % 40),
+                    Some(labels),
+                    json!({"subsets": [{"addresses": [{"ip": "10.0.0.1"}]}]}),
+                    index,
+                );
+                let mut new = old.clone();
+                new["subsets"][0]["addresses"] = json!([{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}]);
+                let user = User::controller("endpoint-controller", index);
+                update(Kind::ENDPOINTS, "", &user, old, new)
+            }
+            "service-handoff" => {
+                // A Service moved from the first release to the second: what copies its labels
+                // follows, without the offer (which stays on the Service).
+                let (from, to) = (self.labels(Some(0)), self.labels(Some(1)));
+                let namespace = RELEASES[0];
+                let (kind, controller) = match index % 3 {
+                    0 | 1 => (Kind::ENDPOINT_SLICE, "endpointslice-controller"),
+                    _ => (Kind::ENDPOINTS, "endpoint-controller"),
+                };
+                let name = format!("shared-{index}");
+                let old = object(kind, namespace, &name, Some(from), json!({}), index);
+                let new = object(kind, namespace, &name, Some(to), json!({}), index);
+                let user = User::controller(controller, index);
+                match index % 3 {
+                    1 => create(kind, &user, new),
+                    _ => update(kind, "", &user, old, new),
+                }
             }
             "replicaset" => {
                 let labels = self.labels(owned(rng, 10));
                 let namespace = RELEASES[release];
-                let old = object(
-                    Kind::REPLICA_SET,
-                    namespace,
-                    &format!("web-{index:05x}"),
-                    Some(labels),
-                    json!({"spec": {"replicas": 2}, "status": {"replicas": 2}}),
-                    index,
-                );
+                let old = self.replica_set(namespace, &format!("web-{index:05x}"), labels, index);
                 let mut new = old.clone();
-                let user = User::service_account("kube-system", "deployment-controller");
                 if index.is_multiple_of(3) {
                     new["spec"]["replicas"] = json!(3);
+                    let user = User::controller("deployment-controller", index);
                     update(Kind::REPLICA_SET, "", &user, old, new)
                 } else {
                     new["status"]["replicas"] = json!(3);
+                    let user = User::controller("replicaset-controller", index);
                     update(Kind::REPLICA_SET, "status", &user, old, new)
+                }
+            }
+            "rollout" => {
+                // Per rollout: a ReplicaSet created from the Deployment's template, the old one
+                // scaled down twice, the oldest deleted; two Pods created, two deleted.
+                let owner = owned(rng, 60);
+                let namespace = RELEASES[release];
+                let name = format!("web-{index:05x}");
+                let replica_set = self.replica_set(namespace, &name, self.labels(owner), index);
+                let pod = self.pod(index, owner, "Pending");
+                let deployments = User::controller("deployment-controller", index);
+                let replica_sets = User::controller("replicaset-controller", index);
+                match index % 8 {
+                    0 => create(Kind::REPLICA_SET, &deployments, replica_set),
+                    1 | 2 => {
+                        let mut new = replica_set.clone();
+                        new["spec"]["replicas"] = json!(1);
+                        update(Kind::REPLICA_SET, "", &deployments, replica_set, new)
+                    }
+                    3 => delete(Kind::REPLICA_SET, &deployments, replica_set),
+                    4 | 5 => create(Kind::POD, &replica_sets, pod),
+                    _ => delete(Kind::POD, &replica_sets, pod),
                 }
             }
             "deployment" => {
@@ -248,13 +347,12 @@ impl Cluster {
                 match index % 26 {
                     0..20 => {
                         new["status"]["replicas"] = json!(3);
-                        let user = User::service_account("kube-system", "deployment-controller");
+                        let user = User::controller("deployment-controller", index);
                         update(Kind::DEPLOYMENT, "status", &user, old, new)
                     }
                     20..23 => {
                         let scale = |replicas| json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web", "namespace": namespace}, "spec": {"replicas": replicas}});
-                        let user =
-                            User::service_account("kube-system", "horizontal-pod-autoscaler");
+                        let user = User::controller("horizontal-pod-autoscaler", index);
                         update(Kind::SCALE, "scale", &user, scale(2), scale(3))
                     }
                     _ => {
@@ -267,14 +365,153 @@ impl Cluster {
             }
             "pod" => {
                 let pod = self.pod(index, owned(rng, 10), "Pending");
+                let user = User::controller("replicaset-controller", index);
                 if index.is_multiple_of(2) {
-                    create(
+                    create(Kind::POD, &user, pod)
+                } else {
+                    delete(Kind::POD, &user, pod)
+                }
+            }
+            "statefulset" => {
+                // A StatefulSet's Pod and its claim, from the pod and claim templates.
+                let owner = owned(rng, 60);
+                let user = User::controller("statefulset-controller", index);
+                if index.is_multiple_of(2) {
+                    create(Kind::POD, &user, self.pod(index, owner, "Pending"))
+                } else {
+                    let claim = object(
+                        Kind::PERSISTENT_VOLUME_CLAIM,
+                        RELEASES[release],
+                        &format!("data-db-{index}"),
+                        Some(self.labels(owner)),
+                        json!({"spec": {"accessModes": ["ReadWriteOnce"]}}),
+                        index,
+                    );
+                    create(Kind::PERSISTENT_VOLUME_CLAIM, &user, claim)
+                }
+            }
+            "garbage-collector" => {
+                let owner = owned(rng, 50);
+                let user = User::controller("generic-garbage-collector", index);
+                let mut dependent = match index % 3 {
+                    0 => self.replica_set(
+                        RELEASES[release],
+                        &format!("old-{index}"),
+                        self.labels(owner),
+                        index,
+                    ),
+                    1 => self.pod(index, owner, "Running"),
+                    _ => object(
+                        Kind::CONFIG_MAP,
+                        RELEASES[release],
+                        &format!("generated-{index}"),
+                        Some(self.labels(owner)),
+                        json!({"data": {}}),
+                        index,
+                    ),
+                };
+                let kind = [Kind::REPLICA_SET, Kind::POD, Kind::CONFIG_MAP][index % 3];
+                dependent["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "7c1d"}]);
+                match index % 6 {
+                    0..3 => delete(kind, &user, dependent),
+                    3 | 4 => {
+                        let mut new = dependent.clone();
+                        new["metadata"]["ownerReferences"] = json!([]);
+                        update(kind, "", &user, dependent, new)
+                    }
+                    _ => {
+                        terminating(&mut dependent);
+                        dependent["metadata"]["finalizers"] = json!(["foregroundDeletion"]);
+                        let mut new = dependent.clone();
+                        new["metadata"]["finalizers"] = json!([]);
+                        update(kind, "", &user, dependent, new)
+                    }
+                }
+            }
+            "namespace-deletion" => {
+                // The last release's namespace is deleted: what it holds goes first.
+                let owner = owned(rng, 75).map(|_| 2);
+                let namespace = RELEASES[2];
+                let user = User::controller("namespace-controller", index);
+                let (kind, object) = match index % 3 {
+                    0 => (
+                        Kind::CONFIG_MAP,
+                        object(
+                            Kind::CONFIG_MAP,
+                            namespace,
+                            &format!("config-{index}"),
+                            Some(self.labels(owner)),
+                            json!({"data": {}}),
+                            index,
+                        ),
+                    ),
+                    1 => (
+                        Kind::SECRET,
+                        object(
+                            Kind::SECRET,
+                            namespace,
+                            &format!("secret-{index}"),
+                            Some(self.labels(owner)),
+                            json!({"data": {}}),
+                            index,
+                        ),
+                    ),
+                    _ => (
+                        Kind::DEPLOYMENT,
+                        object(
+                            Kind::DEPLOYMENT,
+                            namespace,
+                            &format!("web-{index}"),
+                            Some(self.labels(owner)),
+                            json!({"spec": {"replicas": 1}}),
+                            index,
+                        ),
+                    ),
+                };
+                delete(kind, &user, object)
+            }
+            "pod-gc" => {
+                let mut pod = self.pod(index, owned(rng, 10), "Running");
+                let user = User::controller("pod-garbage-collector", index);
+                if index.is_multiple_of(2) {
+                    let mut new = pod.clone();
+                    new["status"]["phase"] = json!("Failed");
+                    update(Kind::POD, "status", &user, pod, new)
+                } else {
+                    terminating(&mut pod);
+                    delete_with(
                         Kind::POD,
-                        &User::service_account("kube-system", "replicaset-controller"),
+                        &user,
                         pod,
+                        json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0}),
+                    )
+                }
+            }
+            "pod-final-delete" => {
+                let mut pod = self.pod(index, owned(rng, 10), "Running");
+                terminating(&mut pod);
+                let uid = pod["metadata"]["uid"].clone();
+                let options = json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                                     "gracePeriodSeconds": 0, "preconditions": {"uid": uid}});
+                delete_with(Kind::POD, &kubelet(), pod, options)
+            }
+            "scheduler" => {
+                let scheduler = User::named(SCHEDULER, &["system:authenticated"]);
+                let pod = self.pod(index, owned(rng, 10), "Pending");
+                if index < 60 {
+                    let binding = json!({"apiVersion": "v1", "kind": "Binding",
+                        "metadata": {"name": pod["metadata"]["name"], "namespace": pod["metadata"]["namespace"]},
+                        "target": {"apiVersion": "v1", "kind": "Node", "name": node}});
+                    admission_request(
+                        Kind::BINDING,
+                        "CREATE",
+                        "binding",
+                        &scheduler,
+                        binding,
+                        Value::Null,
                     )
                 } else {
-                    delete(Kind::POD, &kubelet(), pod)
+                    delete(Kind::POD, &scheduler, pod)
                 }
             }
             "configmap" | "secret" => {
@@ -327,30 +564,28 @@ impl Cluster {
                 }
             }
             "job" => {
-                let job = object(
+                // A CronJob's Jobs carry its job template's labels, their pod template too.
+                let labels = self.labels(owned(rng, 30));
+                let mut job = object(
                     Kind::JOB,
                     "team-0",
                     &format!("backup-{index}"),
-                    None,
-                    json!({"spec": {"template": {}}, "status": {}}),
+                    Some(labels.clone()),
+                    json!({"spec": {"template": {"metadata": {"labels": labels}}}, "status": {}}),
                     index,
                 );
                 if index.is_multiple_of(5) {
+                    job["metadata"]["ownerReferences"] = json!([{"apiVersion": "batch/v1", "kind": "CronJob", "name": "backup", "uid": "9f2e"}]);
                     create(
                         Kind::JOB,
-                        &User::service_account("kube-system", "cronjob-controller"),
+                        &User::controller("cronjob-controller", index),
                         job,
                     )
                 } else {
                     let mut new = job.clone();
                     new["status"]["active"] = json!(1);
-                    update(
-                        Kind::JOB,
-                        "status",
-                        &User::service_account("kube-system", "job-controller"),
-                        job,
-                        new,
-                    )
+                    let user = User::controller("job-controller", index);
+                    update(Kind::JOB, "status", &user, job, new)
                 }
             }
             "crd-upgrade" => {
@@ -469,6 +704,25 @@ impl Cluster {
         )
     }
 
+    /// A ReplicaSet of `labels`, its pod template labelled alike (the Deployment controller
+    /// copies the template's labels onto the ReplicaSet).
+    fn replica_set(
+        &self,
+        namespace: &str,
+        name: &str,
+        labels: Map<String, Value>,
+        index: usize,
+    ) -> Value {
+        object(
+            Kind::REPLICA_SET,
+            namespace,
+            name,
+            Some(labels.clone()),
+            json!({"spec": {"replicas": 2, "template": {"metadata": {"labels": labels}}}, "status": {"replicas": 2}}),
+            index,
+        )
+    }
+
     fn installer(&self, release: usize) -> User {
         let (name, groups) = &self.installers[release];
         User {
@@ -510,6 +764,16 @@ impl User {
             &format!("system:node:{node}"),
             &["system:nodes", "system:authenticated"],
         )
+    }
+
+    /// A controller of kube-controller-manager: its service account in kube-system, or, one
+    /// write in four, `system:kube-controller-manager` (without
+    /// `--use-service-account-credentials`).
+    fn controller(name: &str, index: usize) -> User {
+        match index % 4 {
+            3 => User::named(CONTROLLER_MANAGER, &["system:authenticated"]),
+            _ => User::service_account("kube-system", name),
+        }
     }
 
     fn service_account(namespace: &str, name: &str) -> User {
@@ -561,6 +825,15 @@ impl Kind {
     const LEASE: Kind = Kind::new("coordination.k8s.io", "v1", "Lease", "leases", true);
     const EVENT: Kind = Kind::new("", "v1", "Event", "events", true);
     const POD: Kind = Kind::new("", "v1", "Pod", "pods", true);
+    const BINDING: Kind = Kind::new("", "v1", "Binding", "pods", true);
+    const ENDPOINTS: Kind = Kind::new("", "v1", "Endpoints", "endpoints", true);
+    const PERSISTENT_VOLUME_CLAIM: Kind = Kind::new(
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+    );
     const NODE: Kind = Kind::new("", "v1", "Node", "nodes", false);
     const NAMESPACE: Kind = Kind::new("", "v1", "Namespace", "namespaces", false);
     const CONFIG_MAP: Kind = Kind::new("", "v1", "ConfigMap", "configmaps", true);
@@ -683,6 +956,19 @@ fn delete(kind: Kind, user: &User, old: Value) -> Value {
     admission_request(kind, "DELETE", "", user, Value::Null, old)
 }
 
+/// A DELETE with its DeleteOptions.
+fn delete_with(kind: Kind, user: &User, old: Value, options: Value) -> Value {
+    let mut request = delete(kind, user, old);
+    request["options"] = options;
+    request
+}
+
+/// Marks an object as terminating: its deletion began 30 seconds ago.
+fn terminating(object: &mut Value) {
+    object["metadata"]["deletionTimestamp"] = json!("2025-01-01T00:59:30Z");
+    object["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+}
+
 /// An AdmissionRequest as the API server sends it: empty fields left out (`omitempty`).
 fn admission_request(
     kind: Kind,
@@ -747,35 +1033,78 @@ impl Rng {
     }
 }
 
-/// The share of the mix that the conditions sent, and that the policy acted on.
+/// The share of the mix that the conditions sent, and that the policy acted on, per category.
 #[derive(Debug, Clone, Default)]
 pub struct Tally {
-    /// Per category: requests, sent, acted on.
-    pub categories: Vec<(&'static str, usize, usize, usize)>,
+    /// One row per category, in the order first seen.
+    pub rows: Vec<Row>,
+}
+
+/// The counts of one category, or of several.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Row {
+    pub category: &'static str,
+    /// Requests, sent by the conditions, acted on by the policy.
+    pub requests: usize,
+    pub sent: usize,
+    pub acted: usize,
+    /// The control plane's requests, those the conditions would send without the ones that
+    /// skip the trusted control plane, those sent, and those sent that the policy allowed.
+    pub control_plane: usize,
+    pub control_plane_untrusted: usize,
+    pub control_plane_sent: usize,
+    pub control_plane_sent_allowed: usize,
+}
+
+impl Row {
+    fn add(&mut self, other: &Row) {
+        self.requests += other.requests;
+        self.sent += other.sent;
+        self.acted += other.acted;
+        self.control_plane += other.control_plane;
+        self.control_plane_untrusted += other.control_plane_untrusted;
+        self.control_plane_sent += other.control_plane_sent;
+        self.control_plane_sent_allowed += other.control_plane_sent_allowed;
+    }
 }
 
 impl Tally {
-    /// Counts a request of `category`.
-    pub fn add(&mut self, category: &'static str, sent: bool, acted: bool) {
-        let row = match self.categories.iter_mut().find(|row| row.0 == category) {
-            Some(row) => row,
+    /// Counts a request: whether the conditions sent it, whether they would without the trust
+    /// of the control plane, whether the policy acted on it.
+    pub fn add(&mut self, request: &Request, sent: bool, untrusted: bool, acted: bool) {
+        let row = match self
+            .rows
+            .iter_mut()
+            .position(|row| row.category == request.category)
+        {
+            Some(position) => &mut self.rows[position],
             None => {
-                self.categories.push((category, 0, 0, 0));
-                self.categories.last_mut().expect("just pushed")
+                self.rows.push(Row {
+                    category: request.category,
+                    ..Row::default()
+                });
+                self.rows.last_mut().expect("just pushed")
             }
         };
-        row.1 += 1;
-        row.2 += usize::from(sent);
-        row.3 += usize::from(acted);
+        let control_plane = request.control_plane;
+        row.add(&Row {
+            category: request.category,
+            requests: 1,
+            sent: usize::from(sent),
+            acted: usize::from(acted),
+            control_plane: usize::from(control_plane),
+            control_plane_untrusted: usize::from(control_plane && untrusted),
+            control_plane_sent: usize::from(control_plane && sent),
+            control_plane_sent_allowed: usize::from(control_plane && sent && !acted),
+        });
     }
 
-    /// Requests, sent and acted on, over the categories `filter` keeps.
-    pub fn totals(&self, filter: impl Fn(&str) -> bool) -> (usize, usize, usize) {
-        self.categories
-            .iter()
-            .filter(|row| filter(row.0))
-            .fold((0, 0, 0), |sum, row| {
-                (sum.0 + row.1, sum.1 + row.2, sum.2 + row.3)
-            })
+    /// The sums over the categories `filter` keeps.
+    pub fn totals(&self, filter: impl Fn(&str) -> bool) -> Row {
+        let mut total = Row::default();
+        for row in self.rows.iter().filter(|row| filter(row.category)) {
+            total.add(row);
+        }
+        total
     }
 }

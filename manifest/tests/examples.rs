@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use serde_yaml::Value;
-use single_owner_manifest::{MODULE, manifest, match_conditions, read_settings};
+use single_owner_manifest::{MODULE, Mode, manifest, match_conditions, read_settings};
 
 const SETUPS: [&str; 4] = ["app-id", "olm-v1", "camel-k", "helm"];
 
@@ -36,19 +36,43 @@ fn examples_carry_the_generated_match_conditions() {
                 (field("name"), field("expression"))
             })
             .collect();
-        assert_eq!(
-            carried, generated,
-            "examples/{setup}/policy.yaml: regenerate its matchConditions with \
-             `make manifest SETTINGS=examples/{setup}/settings.yaml`"
+        let names = |conditions: &[(String, String)]| -> Vec<String> {
+            conditions.iter().map(|(name, _)| name.clone()).collect()
+        };
+        let stale: Vec<&str> = generated
+            .iter()
+            .filter(|condition| !carried.contains(condition))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        assert!(
+            carried == generated,
+            "examples/{setup}/policy.yaml: its matchConditions {:?} are not the generated {:?} \
+             (differing: {stale:?}); regenerate them: {REGENERATE}",
+            names(&carried),
+            names(&generated),
         );
     }
 }
+
+/// How to regenerate an example's policy from its settings, keeping the lines before the
+/// generated conditions (the example's comments and any rules it adds) when only the conditions
+/// and settings changed.
+const REGENERATE: &str = "for s in app-id olm-v1 camel-k helm; do f=examples/$s/policy.yaml; \
+    make -s manifest SETTINGS=examples/$s/settings.yaml > /tmp/generated.yaml && \
+    { sed '/^  # Generated from the settings by `make manifest`/,$d' $f; \
+    sed -n '/^  # Generated from the settings by `make manifest`/,$p' /tmp/generated.yaml; } \
+    > /tmp/policy.yaml && mv /tmp/policy.yaml $f; done";
 
 #[test]
 fn the_generated_manifest_is_the_example_policy() {
     for setup in SETUPS {
         let settings_yaml = read(&format!("examples/{setup}/settings.yaml"));
-        let generated = manifest(&format!("single-owner-{setup}"), &settings_yaml).unwrap();
+        let generated = manifest(
+            &format!("single-owner-{setup}"),
+            Mode::Protect,
+            &settings_yaml,
+        )
+        .unwrap();
         let generated: Value = serde_yaml::from_str(&generated).unwrap();
         let example: Value =
             serde_yaml::from_str(&read(&format!("examples/{setup}/policy.yaml"))).unwrap();
@@ -69,9 +93,10 @@ fn the_generated_manifest_is_the_example_policy() {
             "matchConditions",
             "settings",
         ] {
-            assert_eq!(
-                generated["spec"][field], example["spec"][field],
-                "{setup}: {field}"
+            assert!(
+                generated["spec"][field] == example["spec"][field],
+                "examples/{setup}/policy.yaml: spec.{field} is not the generated one; \
+                 regenerate it: {REGENERATE}"
             );
         }
         assert_eq!(generated["metadata"], example["metadata"], "{setup}");
@@ -89,7 +114,8 @@ fn the_generated_manifest_is_the_example_policy() {
 #[test]
 fn generated_rules_are_those_of_metadata_yml() {
     let metadata: Value = serde_yaml::from_str(&read("metadata.yml")).unwrap();
-    let generated: Value = serde_yaml::from_str(&manifest("x", "{}").unwrap()).unwrap();
+    let generated: Value =
+        serde_yaml::from_str(&manifest("x", Mode::Protect, "{}").unwrap()).unwrap();
     let rules = metadata["rules"].as_sequence().unwrap();
     let generated = generated["spec"]["rules"].as_sequence().unwrap();
     assert_eq!(rules.len(), generated.len());
@@ -103,7 +129,8 @@ fn generated_rules_are_those_of_metadata_yml() {
 #[test]
 fn settings_files_without_settings_mean_the_defaults() {
     for text in ["", "# nothing set\n", "{}\n"] {
-        let generated: Value = serde_yaml::from_str(&manifest("x", text).unwrap()).unwrap();
+        let generated: Value =
+            serde_yaml::from_str(&manifest("x", Mode::Protect, text).unwrap()).unwrap();
         let settings = &generated["spec"]["settings"];
         assert!(
             settings.as_mapping().is_some_and(|m| m.is_empty()),
@@ -114,9 +141,19 @@ fn settings_files_without_settings_mean_the_defaults() {
 
 #[test]
 fn invalid_settings_are_refused_with_the_policys_message() {
-    let error = manifest("x", "writes: Owner\n").unwrap_err();
+    let error = manifest("x", Mode::Protect, "writes: Owner\n").unwrap_err();
     assert!(error.contains("writes: Owner needs identities"), "{error}");
-    let error = manifest("x", "ownerLabel: []\n").unwrap_err();
+    let error = manifest("x", Mode::Protect, "ownerLabel: []\n").unwrap_err();
     assert!(error.contains("unknown field `ownerLabel`"), "{error}");
-    assert!(manifest("x", "adoption: Allow\n---\nstamp: true\n").is_err());
+    assert!(manifest("x", Mode::Protect, "adoption: Allow\n---\nstamp: true\n").is_err());
+}
+
+#[test]
+fn the_mode_is_the_one_asked_for() {
+    for (mode, text) in [(Mode::Protect, "protect"), (Mode::Monitor, "monitor")] {
+        let generated: Value = serde_yaml::from_str(&manifest("x", mode, "{}").unwrap()).unwrap();
+        assert_eq!(generated["spec"]["mode"].as_str(), Some(text));
+        assert_eq!(text.parse::<Mode>(), Ok(mode));
+    }
+    assert_eq!(Mode::default(), Mode::Protect);
 }

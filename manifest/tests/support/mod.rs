@@ -20,14 +20,25 @@
 //!   both absorb an error in `&&` / `||` when the other side decides (commutative logic).
 #![allow(dead_code)]
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use cel::{Context, Program, to_value};
-use serde_json::Value;
+use serde_json::{Map, Value};
+use single_owner_manifest::conditions::TRUSTED_WRITERS;
 use single_owner_manifest::{MatchCondition, match_conditions};
 use single_owner_policy::{Settings, policy};
 
 /// The compiled match conditions of a setup.
 pub struct Conditions {
-    programs: Vec<(String, Program)>,
+    programs: Vec<(String, Rc<Program>)>,
+}
+
+thread_local! {
+    /// Programs by their expression: generated settings share most conditions, and compiling
+    /// the control plane's table is the slow part of a test.
+    static COMPILED: RefCell<HashMap<String, Rc<Program>>> = RefCell::new(HashMap::new());
 }
 
 impl Conditions {
@@ -35,12 +46,35 @@ impl Conditions {
         Conditions::compile(&match_conditions(settings))
     }
 
+    /// The conditions of a setup but those that skip the trusted control plane's writes: what
+    /// would be sent if the control plane were judged like anyone.
+    pub fn without_trust(settings: &Settings) -> Conditions {
+        let conditions: Vec<MatchCondition> = match_conditions(settings)
+            .into_iter()
+            .filter(|condition| !TRUSTED_WRITERS.contains(&condition.name.as_str()))
+            .collect();
+        Conditions::compile(&conditions)
+    }
+
     pub fn compile(conditions: &[MatchCondition]) -> Conditions {
         let programs = conditions
             .iter()
             .map(|condition| {
-                let program = Program::compile(&condition.expression).unwrap_or_else(|error| {
-                    panic!("{}: {error}\n{}", condition.name, condition.expression)
+                let program = COMPILED.with_borrow_mut(|compiled| {
+                    let program =
+                        compiled
+                            .entry(condition.expression.clone())
+                            .or_insert_with(|| {
+                                let program = Program::compile(&condition.expression)
+                                    .unwrap_or_else(|error| {
+                                        panic!(
+                                            "{}: {error}\n{}",
+                                            condition.name, condition.expression
+                                        )
+                                    });
+                                Rc::new(program)
+                            });
+                    Rc::clone(program)
                 });
                 (condition.name.clone(), program)
             })
@@ -120,4 +154,87 @@ pub fn settings(yaml: &str) -> (Settings, Value) {
             json
         },
     )
+}
+
+/// The placeholders of the cluster-writes fixtures (`test_data/cluster-writes/`): the label key
+/// `@owner`, whose value `a` or `b` names an owner, and the offer value `@offer-b`.
+pub const OWNER_PLACEHOLDER: &str = "@owner";
+pub const OFFER_PLACEHOLDER: &str = "@offer-";
+/// The offer annotation the fixtures are written with.
+pub const DEFAULT_OFFER: &str = "single-owner-policy.io/offer";
+
+/// A cluster-writes fixture in a setup's own terms: each `@owner: <name>` label becomes the
+/// labels of the setup's first owner label entry for owner `<name>` — `ClusterExtension.<name>`
+/// (the first cluster kind, or the first namespaced kind in the request's namespace) in the
+/// value, the kind/name pair for an entry with `kindKey`, the opaque id `<name>` for an entry
+/// without kinds — and each `@offer-<name>` value the id of that owner, under the setup's
+/// transfer annotation.
+pub fn expand_placeholders(request: &Value, settings: &Settings) -> Value {
+    let namespace = request["namespace"]
+        .as_str()
+        .unwrap_or("default")
+        .to_owned();
+    let mut request = request.clone();
+    expand(&mut request, settings, &namespace);
+    request
+}
+
+/// The labels of the first owner label entry, and the owner id an offer names, for `name`.
+pub fn owner_labels(
+    settings: &Settings,
+    name: &str,
+    namespace: &str,
+) -> (Map<String, Value>, String) {
+    let entry = &settings.owner_labels[0];
+    let kind = match (entry.cluster_kinds.first(), entry.namespaced_kinds.first()) {
+        (Some(kind), _) => Some((kind.clone(), name.to_owned())),
+        (None, Some(kind)) => Some((kind.clone(), format!("{namespace}.{name}"))),
+        (None, None) => None,
+    };
+    let mut labels = Map::new();
+    let id = match (kind, &entry.kind_key) {
+        (Some((kind, value)), Some(kind_key)) => {
+            labels.insert(kind_key.clone(), Value::from(kind.clone()));
+            labels.insert(entry.key.clone(), Value::from(value.clone()));
+            format!("{kind}.{value}")
+        }
+        (Some((kind, value)), None) => {
+            let id = format!("{kind}.{value}");
+            labels.insert(entry.key.clone(), Value::from(id.clone()));
+            id
+        }
+        (None, _) => {
+            labels.insert(entry.key.clone(), Value::from(name));
+            name.to_owned()
+        }
+    };
+    (labels, id)
+}
+
+fn expand(value: &mut Value, settings: &Settings, namespace: &str) {
+    match value {
+        Value::Object(map) => {
+            if let Some(owner) = map.remove(OWNER_PLACEHOLDER) {
+                let name = owner.as_str().expect("an @owner label names an owner");
+                map.extend(owner_labels(settings, name, namespace).0);
+            }
+            if let Some(offer) = map.remove(DEFAULT_OFFER) {
+                map.insert(settings.transfer_annotation.clone(), offer);
+            }
+            for value in map.values_mut() {
+                expand(value, settings, namespace);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                expand(item, settings, namespace);
+            }
+        }
+        Value::String(text) => {
+            if let Some(name) = text.strip_prefix(OFFER_PLACEHOLDER) {
+                *text = owner_labels(settings, name, namespace).1;
+            }
+        }
+        _ => {}
+    }
 }
