@@ -189,6 +189,11 @@ mod tests {
                 "request.object.metadata.labels: invalid type: sequence, expected a map",
             ),
             (
+                b"{\"request\": {\"kind\": {}, \"operation\": \"CREATE\",
+                   \"object\": {\"data\": {\"k\": \"\xff\"}}}}",
+                "request.object.data: invalid unicode code point",
+            ),
+            (
                 br#"{"request": {"kind": {}, "operation": "CREATE"}, "settings": {"adoption": 1}}"#,
                 "settings.adoption: invalid type: integer `1`, expected a string",
             ),
