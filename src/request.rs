@@ -344,50 +344,48 @@ impl<'de: 'a, 'a> Deserialize<'de> for Metadata<'a> {
             }
 
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Metadata<'a>, M::Error> {
-                /// Reads a field once; `null` means its absence.
+                /// Reads a field into its slot, once; `null` reads as `Some(None)`.
                 fn once<'de, M: MapAccess<'de>, T: Deserialize<'de>>(
                     map: &mut M,
-                    seen: &mut bool,
+                    slot: &mut Option<Option<T>>,
                     name: &'static str,
-                ) -> Result<Option<T>, M::Error> {
-                    if std::mem::replace(seen, true) {
+                ) -> Result<(), M::Error> {
+                    if slot.is_some() {
                         return Err(de::Error::duplicate_field(name));
                     }
-                    map.next_value()
+                    *slot = Some(map.next_value()?);
+                    Ok(())
                 }
-                let mut metadata = Metadata::default();
-                let mut seen = [false; 6];
+                let (mut name, mut labels, mut annotations, mut finalizers) =
+                    (None, None, None, None);
+                let (mut deletion_timestamp, mut deletion_grace_period_seconds) = (None, None);
+                let mut fields = Vec::new();
                 while let Some(key) = map.next_key::<Text<'a>>()? {
                     match &*key {
-                        "name" => {
-                            let name = once(&mut map, &mut seen[0], "name")?;
-                            metadata.name = name.unwrap_or_default();
-                        }
-                        "labels" => {
-                            let labels = once(&mut map, &mut seen[1], "labels")?;
-                            metadata.labels = labels.unwrap_or_default();
-                        }
-                        "annotations" => {
-                            let annotations = once(&mut map, &mut seen[2], "annotations")?;
-                            metadata.annotations = annotations.unwrap_or_default();
-                        }
-                        "finalizers" => {
-                            let finalizers = once(&mut map, &mut seen[3], "finalizers")?;
-                            metadata.finalizers = finalizers.unwrap_or_default();
-                        }
+                        "name" => once(&mut map, &mut name, "name")?,
+                        "labels" => once(&mut map, &mut labels, "labels")?,
+                        "annotations" => once(&mut map, &mut annotations, "annotations")?,
+                        "finalizers" => once(&mut map, &mut finalizers, "finalizers")?,
                         "deletionTimestamp" => {
-                            let at: Option<&RawValue> =
-                                once(&mut map, &mut seen[4], "deletionTimestamp")?;
-                            metadata.deletion_timestamp = at.filter(|at| at.get() != "null");
+                            once(&mut map, &mut deletion_timestamp, "deletionTimestamp")?
                         }
-                        "deletionGracePeriodSeconds" => {
-                            metadata.deletion_grace_period_seconds =
-                                once(&mut map, &mut seen[5], "deletionGracePeriodSeconds")?;
-                        }
-                        _ => metadata.fields.push((key, map.next_value()?)),
+                        "deletionGracePeriodSeconds" => once(
+                            &mut map,
+                            &mut deletion_grace_period_seconds,
+                            "deletionGracePeriodSeconds",
+                        )?,
+                        _ => fields.push((key, map.next_value()?)),
                     }
                 }
-                Ok(metadata)
+                Ok(Metadata {
+                    name: name.flatten().unwrap_or_default(),
+                    labels: labels.flatten().unwrap_or_default(),
+                    annotations: annotations.flatten().unwrap_or_default(),
+                    finalizers: finalizers.flatten().unwrap_or_default(),
+                    deletion_timestamp: deletion_timestamp.flatten(),
+                    deletion_grace_period_seconds: deletion_grace_period_seconds.flatten(),
+                    fields,
+                })
             }
         }
 
@@ -437,6 +435,50 @@ mod tests {
         assert!(matches!(owner.0, Cow::Borrowed(_)));
         let old = request.old_object.as_ref().unwrap();
         assert!(old.metadata.labels.is_empty());
+    }
+
+    #[test]
+    fn metadata_reads_deletion_and_finalizers_and_keeps_the_rest_raw() {
+        let object: Object = serde_json::from_str(
+            r#"{"apiVersion": "v1", "kind": "Pod", "spec": {"nodeName": "n1"},
+                "metadata": {"name": "x", "uid": "u", "finalizers": ["a", "b"],
+                             "deletionTimestamp": "2026-12-01T10:00:00Z",
+                             "deletionGracePeriodSeconds": 30, "labels": null}}"#,
+        )
+        .unwrap();
+        let metadata = &object.metadata;
+        assert_eq!(&*metadata.name, "x");
+        assert_eq!(metadata.finalizers.len(), 2);
+        assert_eq!(metadata.deletion_grace_period_seconds, Some(30));
+        assert!(metadata.deletion_timestamp.is_some() && metadata.labels.is_empty());
+        assert_eq!(metadata.fields.len(), 1);
+        assert_eq!(
+            object.field("spec").map(RawValue::get),
+            Some(r#"{"nodeName": "n1"}"#)
+        );
+        assert_eq!(object.fields.len(), 3);
+        let alive: Object =
+            serde_json::from_str(r#"{"metadata": {"deletionTimestamp": null}}"#).unwrap();
+        assert!(alive.metadata.deletion_timestamp.is_none());
+        for (json, error) in [
+            (
+                r#"{"metadata": {"labels": {}, "labels": {}}}"#,
+                "duplicate field `labels`",
+            ),
+            (
+                r#"{"metadata": {}, "metadata": {}}"#,
+                "duplicate field `metadata`",
+            ),
+            (
+                r#"{"metadata": {"finalizers": "a"}}"#,
+                "invalid type: string \"a\", expected a sequence",
+            ),
+        ] {
+            let got = serde_json::from_str::<Object>(json)
+                .unwrap_err()
+                .to_string();
+            assert!(got.starts_with(error), "{json}: {got}");
+        }
     }
 
     #[test]
