@@ -30,7 +30,7 @@ pub mod policy;
 mod request;
 mod scope;
 mod settings;
-mod template;
+pub mod template;
 mod transition;
 mod violation;
 

@@ -186,7 +186,7 @@ pub struct Object<'a> {
     /// The other top-level fields (`apiVersion`, `spec`, `data`, `status`, …), unparsed.
     pub fields: Vec<(Text<'a>, &'a RawValue)>,
     /// The workload templates read from `spec`, once, on demand ([`crate::template`]).
-    pub templates: OnceCell<Result<Vec<crate::template::Template<'a>>, String>>,
+    pub(crate) templates: OnceCell<Result<Vec<crate::template::Template<'a>>, String>>,
 }
 
 impl<'a> Object<'a> {

@@ -3,7 +3,8 @@
 //! Kubernetes' controllers copy the labels of a template verbatim onto what they create, and the
 //! policy trusts them to (see [`crate::control_plane`]); so an owner mark in a template is a
 //! claim by whoever writes the template, judged like the object's own mark. The templates, per
-//! kind, with the controller that copies each:
+//! kind, with the controller that copies each — [`TEMPLATES`], which the policy reads and the
+//! match conditions' generator sends:
 //!
 //! | kind | template | copied onto, by |
 //! |---|---|---|
@@ -16,139 +17,268 @@
 //! kind's status strategy keeps the stored `spec`), so they are read on writes of the object
 //! itself only.
 
-use serde::Deserialize;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::request::{Labels, Object, Text, null_as_default};
 
+/// Where a workload kind keeps a template: its metadata's labels are what the policy reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Place {
+    /// One template, at this path of the object.
+    One(&'static [&'static str]),
+    /// A template in each item of the list at `list`: at `template` of the item (the item
+    /// itself when empty), the item named in messages by its field at `name`.
+    Each {
+        /// The path of the list.
+        list: &'static [&'static str],
+        /// What one item is (`claim`, `volume`).
+        item: &'static str,
+        /// The path of the template in an item.
+        template: &'static [&'static str],
+        /// The path of the item's name in an item.
+        name: &'static [&'static str],
+    },
+}
+
+/// Workload kinds, as `(group, kinds)`, and the places of their templates.
+pub type Workloads = (
+    &'static [(&'static str, &'static [&'static str])],
+    &'static [Place],
+);
+
+/// Every template the policy reads; a kind may have places in several entries.
+pub const TEMPLATES: [Workloads; 4] = [
+    (
+        &[
+            (
+                "apps",
+                &["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"],
+            ),
+            ("", &["ReplicationController"]),
+            ("batch", &["Job"]),
+        ],
+        &[Place::One(&["spec", "template"])],
+    ),
+    (
+        &[("apps", &["StatefulSet"])],
+        &[Place::Each {
+            list: &["spec", "volumeClaimTemplates"],
+            item: "claim",
+            template: &[],
+            name: &["metadata", "name"],
+        }],
+    ),
+    (
+        &[("batch", &["CronJob"])],
+        &[
+            Place::One(&["spec", "jobTemplate"]),
+            Place::One(&["spec", "jobTemplate", "spec", "template"]),
+        ],
+    ),
+    (
+        &[("", &["Pod"])],
+        &[Place::Each {
+            list: &["spec", "volumes"],
+            item: "volume",
+            template: &["ephemeral", "volumeClaimTemplate"],
+            name: &["name"],
+        }],
+    ),
+];
+
 /// One template of an object and the labels it carries.
 #[derive(Debug)]
-pub struct Template<'a> {
+pub(crate) struct Template<'a> {
     /// Where it is, as messages name it: `spec.template`, `spec.volumeClaimTemplates[data]`, …
     pub place: String,
     /// The labels it gives what is made from it.
     pub labels: Labels<'a>,
 }
 
-/// Which templates a kind has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// `spec.template`.
-    Pods,
-    /// `spec.template` and `spec.volumeClaimTemplates`.
-    StatefulSet,
-    /// `spec.jobTemplate` and its pod template.
-    CronJob,
-    /// `spec.volumes[*].ephemeral.volumeClaimTemplate`.
-    Pod,
-}
-
-impl Shape {
-    fn of(group: &str, kind: &str) -> Option<Shape> {
-        match (group, kind) {
-            ("apps", "Deployment" | "ReplicaSet" | "DaemonSet") => Some(Shape::Pods),
-            ("", "ReplicationController") | ("batch", "Job") => Some(Shape::Pods),
-            ("apps", "StatefulSet") => Some(Shape::StatefulSet),
-            ("batch", "CronJob") => Some(Shape::CronJob),
-            ("", "Pod") => Some(Shape::Pod),
-            _ => None,
-        }
-    }
+/// The places of a kind's templates.
+fn places<'t>(group: &'t str, kind: &'t str) -> impl Iterator<Item = &'static Place> + 't {
+    TEMPLATES
+        .iter()
+        .filter(move |(kinds, _)| {
+            kinds
+                .iter()
+                .any(|(g, ks)| *g == group && ks.contains(&kind))
+        })
+        .flat_map(|(_, places)| places.iter())
 }
 
 /// The templates of `object`, a `kind` of `group`: none for a kind without templates. Read
 /// once per object; an error names the field that is not what the kind's schema says.
-pub fn templates<'a>(
+pub(crate) fn templates<'a>(
     group: &str,
     kind: &str,
     object: &'a Object<'a>,
 ) -> Result<&'a [Template<'a>], String> {
     let read = object.templates.get_or_init(|| {
-        let Some(shape) = Shape::of(group, kind) else {
-            return Ok(Vec::new());
-        };
-        match object.field("spec") {
-            Some(spec) => read(shape, spec).map_err(|error| {
-                // The position is in `spec`, not the request: the path names the field.
-                let path = error.path().to_string();
-                let error = error.into_inner().to_string();
-                let error = error.split(" at line ").next().unwrap_or_default();
-                match path.as_str() {
-                    "." => format!("spec: {error}"),
-                    path => format!("spec.{path}: {error}"),
-                }
-            }),
-            None => Ok(Vec::new()),
+        let mut templates = Vec::new();
+        for place in places(group, kind) {
+            read(object, place, &mut templates)?;
         }
+        Ok(templates)
     });
     read.as_deref().map_err(Clone::clone)
 }
 
+/// Reads the templates at `place` of `object` into `templates`.
 fn read<'a>(
-    shape: Shape,
-    spec: &'a RawValue,
-) -> Result<Vec<Template<'a>>, serde_path_to_error::Error<serde_json::Error>> {
-    let mut deserializer = serde_json::Deserializer::from_slice(spec.get().as_bytes());
-    let spec: Spec<'a> =
-        match serde_path_to_error::deserialize::<_, Option<Spec>>(&mut deserializer)? {
-            Some(spec) => spec,
-            None => return Ok(Vec::new()),
-        };
-    let mut templates = Vec::new();
-    let mut add = |place: String, template: Option<Meta<'a>>| {
-        if let Some(template) = template {
+    object: &'a Object<'a>,
+    place: &Place,
+    templates: &mut Vec<Template<'a>>,
+) -> Result<(), String> {
+    let (top, path) = match *place {
+        Place::One(path) | Place::Each { list: path, .. } => path.split_first().expect("a path"),
+    };
+    let Some(root) = object.field(top) else {
+        return Ok(());
+    };
+    let Some(value) = at(root, path, top)? else {
+        return Ok(());
+    };
+    let at_place = |place: &str| join(top, path, place);
+    match *place {
+        Place::One(_) => {
+            let place = at_place("");
             templates.push(Template {
+                labels: labels(value, &place)?,
                 place,
-                labels: template.metadata.labels,
             });
         }
-    };
-    match shape {
-        Shape::Pods => add("spec.template".to_owned(), spec.template),
-        Shape::StatefulSet => {
-            add("spec.template".to_owned(), spec.template);
-            for claim in spec.volume_claim_templates {
-                let place = format!("spec.volumeClaimTemplates[{}]", claim.metadata.name);
-                add(place, Some(claim));
-            }
-        }
-        Shape::CronJob => {
-            if let Some(job) = spec.job_template {
-                let pods = job.spec.and_then(|spec| spec.template);
-                let metadata = job.metadata;
-                add("spec.jobTemplate".to_owned(), Some(Meta { metadata }));
-                add("spec.jobTemplate.spec.template".to_owned(), pods);
-            }
-        }
-        Shape::Pod => {
-            for volume in spec.volumes {
-                let template = volume.ephemeral.and_then(|e| e.volume_claim_template);
-                let place = format!(
-                    "spec.volumes[{}].ephemeral.volumeClaimTemplate",
-                    volume.name
-                );
-                add(place, template);
+        Place::Each { template, name, .. } => {
+            let list = at_place("");
+            let items: Option<Vec<&RawValue>> =
+                parse(value).map_err(|error| format!("{list}: {error}"))?;
+            for (index, item) in items.into_iter().flatten().enumerate() {
+                let here = format!("{list}[{index}]");
+                let named = match at(item, name, &here)? {
+                    Some(raw) => parse::<Option<Text>>(raw)
+                        .map_err(|error| format!("{here}.{}: {error}", name.join(".")))?
+                        .unwrap_or_default(),
+                    None => Text::default(),
+                };
+                let Some(value) = at(item, template, &here)? else {
+                    continue;
+                };
+                let place = join(&format!("{list}[{named}]"), template, "");
+                templates.push(Template {
+                    labels: labels(value, &place)?,
+                    place,
+                });
             }
         }
     }
-    Ok(templates)
+    Ok(())
 }
 
-/// The fields of a workload's `spec` that hold templates; the rest is skipped.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Spec<'a> {
-    #[serde(default, borrow)]
-    template: Option<Meta<'a>>,
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
-    volume_claim_templates: Vec<Meta<'a>>,
-    #[serde(default, borrow)]
-    job_template: Option<JobTemplate<'a>>,
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
-    volumes: Vec<Volume<'a>>,
+/// `first.rest…`, then `.last` unless empty.
+fn join(first: &str, rest: &[&str], last: &str) -> String {
+    let mut path = std::iter::once(first)
+        .chain(rest.iter().copied())
+        .collect::<Vec<_>>()
+        .join(".");
+    if !last.is_empty() {
+        path.push('.');
+        path.push_str(last);
+    }
+    path
 }
 
-/// A template's metadata: its name and labels.
+/// The value at `path` below `value` (named `here` in errors); `None` where a field is missing
+/// or `null`.
+fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a RawValue>, String> {
+    let mut value = value;
+    let mut walked = here.to_owned();
+    for key in path {
+        let mut deserializer = serde_json::Deserializer::from_slice(value.get().as_bytes());
+        let found = Field(key)
+            .deserialize(&mut deserializer)
+            .map_err(|error| format!("{walked}: {}", without_position(&error)))?;
+        match found {
+            Some(found) if found.get() != "null" => value = found,
+            _ => return Ok(None),
+        }
+        walked.push('.');
+        walked.push_str(key);
+    }
+    Ok(Some(value))
+}
+
+/// The labels of a template (its `metadata.labels`), `place` naming it in errors.
+fn labels<'a>(template: &'a RawValue, place: &str) -> Result<Labels<'a>, String> {
+    let mut deserializer = serde_json::Deserializer::from_slice(template.get().as_bytes());
+    let meta: Option<Meta<'a>> =
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+            let path = error.path().to_string();
+            let error = without_position(error.inner());
+            match path.as_str() {
+                "." => format!("{place}: {error}"),
+                path => format!("{place}.{path}: {error}"),
+            }
+        })?;
+    Ok(meta.map(|meta| meta.metadata.labels).unwrap_or_default())
+}
+
+fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, String> {
+    serde_json::from_slice(raw.get().as_bytes()).map_err(|error| without_position(&error))
+}
+
+/// A serde_json error without its position, which is in the template, not the request.
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    text.split(" at line ")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Finds one field of a JSON object, skipping the others; `None` for `null` or a missing field.
+struct Field<'k>(&'k str);
+
+impl<'de, 'k> DeserializeSeed<'de> for Field<'k> {
+    type Value = Option<&'de RawValue>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de, 'k> Visitor<'de> for Field<'k> {
+    type Value = Option<&'de RawValue>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            if *key == *self.0 && found.is_none() {
+                found = Some(map.next_value::<&RawValue>()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A template's metadata: its labels.
 #[derive(Deserialize)]
 struct Meta<'a> {
     #[serde(default, borrow, deserialize_with = "null_as_default")]
@@ -158,38 +288,7 @@ struct Meta<'a> {
 #[derive(Default, Deserialize)]
 struct MetaFields<'a> {
     #[serde(default, borrow, deserialize_with = "null_as_default")]
-    name: Text<'a>,
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
     labels: Labels<'a>,
-}
-
-#[derive(Deserialize)]
-struct JobTemplate<'a> {
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
-    metadata: MetaFields<'a>,
-    #[serde(default, borrow)]
-    spec: Option<JobSpec<'a>>,
-}
-
-#[derive(Deserialize)]
-struct JobSpec<'a> {
-    #[serde(default, borrow)]
-    template: Option<Meta<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Volume<'a> {
-    #[serde(default, borrow, deserialize_with = "null_as_default")]
-    name: Text<'a>,
-    #[serde(default, borrow)]
-    ephemeral: Option<Ephemeral<'a>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Ephemeral<'a> {
-    #[serde(default, borrow)]
-    volume_claim_template: Option<Meta<'a>>,
 }
 
 #[cfg(test)]

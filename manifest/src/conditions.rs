@@ -89,6 +89,7 @@ use single_owner_policy::Settings;
 use single_owner_policy::control_plane::{
     self, KUBE_SYSTEM_GROUP, KUBE_SYSTEM_PREFIX, NODE_PREFIX, NODES_GROUP, Trust, Writer,
 };
+use single_owner_policy::template::{Place, TEMPLATES};
 
 /// Kubernetes' limit on the number of match conditions of a webhook.
 pub const MAX_CONDITIONS: usize = 64;
@@ -290,64 +291,6 @@ fn differs(path: &[&str], key: &str) -> Expr {
     )
 }
 
-/// Where a workload kind keeps a template: its metadata's labels are what the policy reads.
-#[derive(Debug, Clone, Copy)]
-pub enum Place {
-    /// One template, at this path of the object.
-    One(&'static [&'static str]),
-    /// A template in each item of the list at `list`, at `template` of the item (the item
-    /// itself when empty), named `item` in the expression.
-    Each {
-        list: &'static [&'static str],
-        item: &'static str,
-        template: &'static [&'static str],
-    },
-}
-
-/// Workload kinds, as `(group, kinds)`, and the places of their templates.
-pub type Workloads = (
-    &'static [(&'static str, &'static [&'static str])],
-    &'static [Place],
-);
-
-/// The templates the policy reads (`src/template.rs`, `Shape::of` and `read`).
-pub const TEMPLATES: [Workloads; 4] = [
-    (
-        &[
-            (
-                "apps",
-                &["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"],
-            ),
-            ("", &["ReplicationController"]),
-            ("batch", &["Job"]),
-        ],
-        &[Place::One(&["spec", "template"])],
-    ),
-    (
-        &[("apps", &["StatefulSet"])],
-        &[Place::Each {
-            list: &["spec", "volumeClaimTemplates"],
-            item: "claim",
-            template: &[],
-        }],
-    ),
-    (
-        &[("batch", &["CronJob"])],
-        &[
-            Place::One(&["spec", "jobTemplate"]),
-            Place::One(&["spec", "jobTemplate", "spec", "template"]),
-        ],
-    ),
-    (
-        &[("", &["Pod"])],
-        &[Place::Each {
-            list: &["spec", "volumes"],
-            item: "volume",
-            template: &["ephemeral", "volumeClaimTemplate"],
-        }],
-    ),
-];
-
 /// Whether the request's object is one of `kinds`, by its group and kind.
 fn kind_is(kinds: &[(&str, &[&str])]) -> Expr {
     or(kinds.iter().map(|(group, kinds)| {
@@ -385,6 +328,7 @@ fn place_carries(side: &str, place: &Place, keys: &[&str]) -> Expr {
             list,
             item,
             template,
+            ..
         } => {
             let labels = labels_of(template);
             and([
