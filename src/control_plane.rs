@@ -109,36 +109,55 @@ impl<'s> Resources<'s> {
 
 /// Every trust rule: Kubernetes' own control plane, then the settings' additions.
 pub fn rules(additions: &[TrustedWriter]) -> impl Iterator<Item = Trust<'_>> {
-    let controllers = upstream::CONTROLLERS.iter().flat_map(|(account, grants)| {
-        grants.iter().flat_map(move |(resources, operations)| {
-            let trust = move |writer| Trust {
-                writer,
-                resources: Resources::Upstream(resources),
-                operations,
-                terminating_only: false,
-            };
-            [
-                trust(Writer::KubeSystemServiceAccount(account)),
-                trust(Writer::User(CONTROLLER_MANAGER)),
-            ]
-        })
-    });
-    let user = |user, grants: &'static [upstream::Grant]| {
+    select(None, additions)
+}
+
+/// The rules: all of them, or, for a user name, those whose writer may be that user — picked by
+/// the name alone, so that a request walks only its writer's grants. Every rule that can cover
+/// a request of `user` is among them (a writer is an exact name, or a prefix for kubelets).
+fn select<'s>(
+    user: Option<&'s str>,
+    additions: &'s [TrustedWriter],
+) -> impl Iterator<Item = Trust<'s>> {
+    let named = move |name: &str| user.is_none_or(|user| user == name);
+    let account = user.and_then(|user| user.strip_prefix(KUBE_SYSTEM_PREFIX));
+    let all_controllers = named(CONTROLLER_MANAGER);
+    let controllers = upstream::CONTROLLERS
+        .iter()
+        .filter(move |(name, _)| all_controllers || account == Some(*name))
+        .flat_map(|(account, grants)| {
+            grants.iter().flat_map(move |(resources, operations)| {
+                let trust = move |writer| Trust {
+                    writer,
+                    resources: Resources::Upstream(resources),
+                    operations,
+                    terminating_only: false,
+                };
+                [
+                    trust(Writer::KubeSystemServiceAccount(account)),
+                    trust(Writer::User(CONTROLLER_MANAGER)),
+                ]
+            })
+        });
+    let user_grants = move |name: &'static str, grants: &'static [upstream::Grant]| {
+        let grants = if named(name) { grants } else { &[] };
         grants.iter().map(move |(resources, operations)| Trust {
-            writer: Writer::User(user),
+            writer: Writer::User(name),
             resources: Resources::Upstream(resources),
             operations,
             terminating_only: false,
         })
     };
-    let scheduler = user(SCHEDULER, upstream::SCHEDULER);
-    let controller_manager = user(CONTROLLER_MANAGER, upstream::CONTROLLER_MANAGER);
-    let kubelet = Trust {
-        writer: Writer::Node,
-        resources: Resources::Upstream(&["pods"]),
-        operations: &[Operation::Delete],
-        terminating_only: true,
-    };
+    let scheduler = user_grants(SCHEDULER, upstream::SCHEDULER);
+    let controller_manager = user_grants(CONTROLLER_MANAGER, upstream::CONTROLLER_MANAGER);
+    let kubelet = user
+        .is_none_or(|user| user.starts_with(NODE_PREFIX))
+        .then_some(Trust {
+            writer: Writer::Node,
+            resources: Resources::Upstream(&["pods"]),
+            operations: &[Operation::Delete],
+            terminating_only: true,
+        });
     let settings = additions.iter().flat_map(|writer| {
         writer.users.iter().map(|user| Trust {
             writer: if user.contains('*') {
@@ -154,7 +173,7 @@ pub fn rules(additions: &[TrustedWriter]) -> impl Iterator<Item = Trust<'_>> {
     controllers
         .chain(controller_manager)
         .chain(scheduler)
-        .chain(std::iter::once(kubelet))
+        .chain(kubelet)
         .chain(settings)
 }
 
@@ -173,7 +192,7 @@ pub fn trusts(
     if additions.is_empty() && !request.user_info.username.starts_with(SYSTEM_PREFIX) {
         return false;
     }
-    rules(additions).any(|trust| trust.covers(request, old))
+    select(Some(&request.user_info.username), additions).any(|trust| trust.covers(request, old))
 }
 
 impl Trust<'_> {
@@ -378,6 +397,62 @@ mod tests {
             "DELETE",
         );
         assert!(!trusts(&request(&no_name), Some(&terminating), &[]));
+    }
+
+    #[test]
+    fn a_request_walks_only_its_writers_rules_and_misses_none() {
+        let additions = [TrustedWriter {
+            users: vec![
+                "system:k3s-*".to_owned(),
+                "system:kube-scheduler".to_owned(),
+            ],
+            resources: vec!["*".to_owned()],
+            operations: vec![Operation::Delete],
+        }];
+        let kube_system = format!(r#"["{KUBE_SYSTEM_GROUP}", "{NODES_GROUP}"]"#);
+        let mut users: Vec<String> = upstream::CONTROLLERS
+            .iter()
+            .map(|(account, _)| format!("{KUBE_SYSTEM_PREFIX}{account}"))
+            .collect();
+        users.extend(
+            [
+                CONTROLLER_MANAGER,
+                SCHEDULER,
+                "system:node:n1",
+                "system:k3s-controller",
+                "alice",
+            ]
+            .map(str::to_owned),
+        );
+        let terminating: Object =
+            serde_json::from_str(r#"{"metadata": {"deletionTimestamp": "2026-12-01T10:00:00Z"}}"#)
+                .unwrap();
+        let mut trusted = 0;
+        let resources: std::collections::BTreeSet<&str> = rules(&additions)
+            .flat_map(|trust| trust.resources.iter().collect::<Vec<_>>())
+            .collect();
+        for user in &users {
+            for resource in &resources {
+                let (group, name, subresource) = parts(resource).unwrap_or(("", "pods", ""));
+                for operation in ["CREATE", "UPDATE", "DELETE"] {
+                    let json = format!(
+                        r#"{{"kind": {{}}, "operation": "{operation}",
+                                "userInfo": {{"username": "{user}", "groups": {kube_system}}},
+                                "resource": {{"group": "{group}", "resource": "{name}"}},
+                                "subResource": "{subresource}"}}"#
+                    );
+                    let request = request(&json);
+                    let every = rules(&additions).any(|t| t.covers(&request, Some(&terminating)));
+                    assert_eq!(
+                        trusts(&request, Some(&terminating), &additions),
+                        every,
+                        "{json}"
+                    );
+                    trusted += usize::from(every);
+                }
+            }
+        }
+        assert!(trusted > 1000, "{trusted}");
     }
 
     #[test]
