@@ -104,6 +104,20 @@ settings_rejected() {
     allowed
 }
 
+@test "writes: Owner: a value from before the policy that names no owner freezes nothing" {
+    local legacy='{"appID": "payments"}'
+    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" "$legacy")"
+    allowed
+    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a DELETE "$legacy" null)"
+    allowed
+    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" '{}')"
+    allowed
+    # a readable owner stays one
+    local owned='{"appID": "ClusterExtension.cert-manager"}'
+    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a DELETE "$owned" null)"
+    denied 'appID: owner writes denied for DELETE of ConfigMap team-a/x, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+}
+
 @test "appID: adoption by an owner out of scope is denied" {
     evaluate '{}' "$(request "" ConfigMap team-b UPDATE '{}' '{"appID": "Extension.team-a.argocd"}')"
     denied 'appID: namespace scope denied for ConfigMap team-b/x from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
