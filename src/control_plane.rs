@@ -252,51 +252,9 @@ fn names(resource: &str, request: &AdmissionRequest<'_>) -> bool {
     })
 }
 
-/// Checks the settings' trusted writers; every problem found is pushed, naming its field.
-pub fn check(writers: &[TrustedWriter], problems: &mut Vec<String>) {
-    for (index, writer) in writers.iter().enumerate() {
-        let field = format!("trustedWriters[{index}]");
-        if writer.users.is_empty() {
-            problems.push(format!("{field}.users: list the user names of the writer"));
-        }
-        for (at, user) in writer.users.iter().enumerate() {
-            if user.is_empty() {
-                problems.push(format!("{field}.users[{at}]: must not be empty"));
-            } else if reaches_kube_system(user) {
-                problems.push(format!(
-                    "{field}.users[{at}]: {user:?} reaches any service account of kube-system, \
-                     where add-ons run too; name each one ({KUBE_SYSTEM_PREFIX}<name>)"
-                ));
-            }
-        }
-        if writer.resources.is_empty() {
-            problems.push(format!(
-                "{field}.resources: list the resources the writer writes"
-            ));
-        }
-        for (at, resource) in writer.resources.iter().enumerate() {
-            if !is_resource(resource) {
-                problems.push(format!(
-                    "{field}.resources[{at}]: {resource:?} is not a resource; write \
-                     resource[.group][/subresource], like secrets or \
-                     apiservices.apiregistration.k8s.io, or * for all"
-                ));
-            }
-        }
-        if writer.operations.is_empty() {
-            problems.push(format!("{field}.operations: list CREATE, UPDATE or DELETE"));
-        }
-        if writer.operations.contains(&Operation::Connect) {
-            problems.push(format!(
-                "{field}.operations: CONNECT writes no object; list CREATE, UPDATE or DELETE"
-            ));
-        }
-    }
-}
-
 /// Whether a user pattern with wildcards may match a service account of kube-system that it
 /// does not name literally.
-fn reaches_kube_system(pattern: &str) -> bool {
+pub(crate) fn reaches_kube_system(pattern: &str) -> bool {
     let Some((literal, _)) = pattern.split_once('*') else {
         return false;
     };
@@ -304,7 +262,7 @@ fn reaches_kube_system(pattern: &str) -> bool {
 }
 
 /// `*`, or `resource[.group][/subresource]` in lowercase DNS characters.
-fn is_resource(resource: &str) -> bool {
+pub(crate) fn is_resource(resource: &str) -> bool {
     let Some((group, name, subresource)) = parts(resource) else {
         return true;
     };

@@ -5,9 +5,10 @@
 
 use serde::Deserialize;
 
-use crate::control_plane::{self, TrustedWriter};
+use crate::control_plane::{KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system};
 use crate::identity::{Identity, SERVICE_ACCOUNT_PREFIX, TEMPLATES, is_dns_subdomain};
 use crate::owner::{Claim, OwnerLabel};
+use crate::request::Operation;
 
 /// The owner label of the default settings.
 pub const DEFAULT_OWNER_LABEL: &str = "appID";
@@ -203,7 +204,9 @@ impl Settings {
                 &mut problems,
             );
         }
-        control_plane::check(&self.trusted_writers, &mut problems);
+        for (index, writer) in self.trusted_writers.iter().enumerate() {
+            check_trusted_writer(writer, &format!("trustedWriters[{index}]"), &mut problems);
+        }
         if self.identities.is_empty() {
             if self.writes == Writes::Owner {
                 problems.push(
@@ -339,6 +342,45 @@ fn check_identity(
     }
     check_names(&format!("{field}.users"), &identity.users, problems);
     check_names(&format!("{field}.groups"), &identity.groups, problems);
+}
+
+/// Checks one trusted writer: who it is, what it writes, and that no wildcard reaches the
+/// service accounts of kube-system.
+fn check_trusted_writer(writer: &TrustedWriter, field: &str, problems: &mut Vec<String>) {
+    if writer.users.is_empty() {
+        problems.push(format!("{field}.users: list the user names of the writer"));
+    }
+    check_names(&format!("{field}.users"), &writer.users, problems);
+    for (index, user) in writer.users.iter().enumerate() {
+        if reaches_kube_system(user) {
+            problems.push(format!(
+                "{field}.users[{index}]: {user:?} reaches any service account of kube-system, \
+                 where add-ons run too; name each one ({KUBE_SYSTEM_PREFIX}<name>)"
+            ));
+        }
+    }
+    if writer.resources.is_empty() {
+        problems.push(format!(
+            "{field}.resources: list the resources the writer writes"
+        ));
+    }
+    for (index, resource) in writer.resources.iter().enumerate() {
+        if !is_resource(resource) {
+            problems.push(format!(
+                "{field}.resources[{index}]: {resource:?} is not a resource; write \
+                 resource[.group][/subresource], like secrets or \
+                 apiservices.apiregistration.k8s.io, or * for all"
+            ));
+        }
+    }
+    if writer.operations.is_empty() {
+        problems.push(format!("{field}.operations: list CREATE, UPDATE or DELETE"));
+    }
+    if writer.operations.contains(&Operation::Connect) {
+        problems.push(format!(
+            "{field}.operations: CONNECT writes no object; list CREATE, UPDATE or DELETE"
+        ));
+    }
 }
 
 /// Whether a user pattern may match a service account's user name.
@@ -665,6 +707,10 @@ mod tests {
             (
                 r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["Secrets", "pods/"], "operations": ["CONNECT"]}]}"#,
                 r#"trustedWriters[0].resources[0]: "Secrets" is not a resource; write resource[.group][/subresource], like secrets or apiservices.apiregistration.k8s.io, or * for all; trustedWriters[0].resources[1]: "pods/" is not a resource"#,
+            ),
+            (
+                r#"{"trustedWriters": [{"users": [""], "resources": ["*"], "operations": ["DELETE"]}]}"#,
+                "trustedWriters[0].users[0]: must not be empty",
             ),
             (
                 r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["*"], "operations": ["CONNECT"]}]}"#,
