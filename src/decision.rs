@@ -19,7 +19,7 @@
 use crate::control_plane;
 use crate::deletion;
 use crate::handoff::{self, OfferRule};
-use crate::identity::Acting;
+use crate::identity::{Access, Acting};
 use crate::mutation::Mutation;
 use crate::owner::{Claim, OwnerLabel};
 use crate::request::{AdmissionRequest, Object, ObjectScope, Operation, Text};
@@ -352,12 +352,12 @@ impl<'a> Reading<'a> {
             // A value that names no owner is nobody's to keep.
             Judgement::Remove if change.old.owner(entry.label).is_err() => None,
             Judgement::Remove => self
-                .not_acting_for(change.old, "remove")
+                .not_allowed(change.old, "remove", Access::Own)
                 .and_then(|reason| deny(Rule::Identity, reason)),
             Judgement::Set | Judgement::Accept => match self.check_owner(entry.label, new) {
                 Err((rule, reason)) => deny(rule, reason),
                 Ok(()) => self
-                    .not_acting_for(new, "set")
+                    .not_allowed(new, "set", Access::Own)
                     .and_then(|reason| deny(Rule::Identity, reason)),
             },
         }
@@ -391,15 +391,8 @@ impl<'a> Reading<'a> {
         {
             return None;
         }
-        let acting = self.acting.as_ref()?;
-        if acting.writes_for(&owner.id()) {
-            return None;
-        }
-        let user = &self.request.user_info.username;
-        let reason = format!(
-            "user {user} acts for {acting}, not for {owner}; only a requester acting for an \
-             owner may update or delete it (writes: Owner)"
-        );
+        let reason = self.not_allowed(owner, "update or delete", Access::Write)?;
+        let reason = format!("{reason} (writes: Owner)");
         Some(self.entry_violation(entry, Rule::OwnerWrites, Change::kept(owner), reason))
     }
 
@@ -460,7 +453,9 @@ impl<'a> Reading<'a> {
         owner: Claim<'_>,
         to: Option<&str>,
     ) -> Option<String> {
-        if let Some(reason) = self.not_acting_for(owner, "offer it or withdraw an offer of") {
+        if let Some(reason) =
+            self.not_allowed(owner, "offer it or withdraw an offer of", Access::Own)
+        {
             return Some(reason);
         }
         let to = to?;
@@ -480,16 +475,17 @@ impl<'a> Reading<'a> {
         self.entries.iter().filter(|entry| entry.template.is_none())
     }
 
-    /// Why the requester may not `act` on `owner`, when identities are set and it does not act
-    /// for that owner.
-    fn not_acting_for(&self, owner: Claim<'_>, act: &str) -> Option<String> {
+    /// Why the requester may not `act` on `owner`, when identities are set and it lacks the
+    /// `access` the act needs: acting for the owner, or (for `Write`) writing for it.
+    fn not_allowed(&self, owner: Claim<'_>, act: &str, access: Access) -> Option<String> {
         let acting = self.acting.as_ref()?;
         let id = owner.id();
-        if acting.acts_for(&id) {
+        let writes = acting.writes_for(&id);
+        if acting.acts_for(&id) || (access == Access::Write && writes) {
             return None;
         }
         let user = &self.request.user_info.username;
-        if acting.writes_for(&id) {
+        if writes {
             return Some(format!(
                 "user {user} only writes for {owner} (access: Write); only a requester acting \
                  for an owner may {act} it"
