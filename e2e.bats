@@ -369,7 +369,22 @@ single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-m
 {"ownerLabels": [{"key": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerLabels[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name
 {"ownerLabels": [{"key": "a", "kindKey": "b"}]}|ownerLabels[0].kindKey: set without clusterKinds or namespacedKinds
 {"adoption": "allow"}|adoption: unknown variant `allow`, expected `Allow` or `Deny`
+{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["*"], "operations": ["DELETE"]}]}|trustedWriters[0].users[0]: "system:serviceaccount:kube-system:*" reaches any service account of kube-system
+{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}|identities[0].access: unknown variant `Read`, expected `Own` or `Write`
 EOF
+}
+
+@test "trustedWriters: an added writer is trusted with its resources and operations only" {
+    local settings='{"identities": [{"owners": ["ClusterExtension.*"], "users": ["installer"]}], "writes": "Owner",
+        "trustedWriters": [{"users": ["system:k3s-controller"], "resources": ["configmaps"], "operations": ["DELETE"]}]}'
+    local owned='{"appID": "ClusterExtension.a"}'
+    evaluate "$settings" "$(request "" ConfigMap team-a DELETE "$owned" null system:k3s-controller)"
+    allowed
+    [ "$(jq -r '.warnings' <<<"$output")" = null ]
+    evaluate "$settings" "$(request "" ConfigMap team-a UPDATE "$owned" '{"appID": "ClusterExtension.b"}' system:k3s-controller)"
+    denied 'appID: owner change denied for ConfigMap team-a/x from "ClusterExtension.a" to "ClusterExtension.b": '"$(one_owner ClusterExtension.b)"
+    evaluate "$settings" "$(request "" Secret team-a DELETE "$owned" null system:k3s-controller)"
+    denied 'appID: owner writes denied for DELETE of Secret team-a/x, owned by "ClusterExtension.a": user system:k3s-controller acts for none, not for "ClusterExtension.a"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
 @test "settings: a YAML settings file is read like JSON" {
