@@ -4,24 +4,24 @@
 //! [`evaluate`] is a pipeline of four steps:
 //! 1. **trust**: a request of the trusted control plane, on what it is trusted with, is allowed
 //!    before any rule ([`control_plane`]);
-//! 2. **read**: the objects the operation compares ([`Sides`]), the claim of each owner label
-//!    entry on each side — on the object and in each of its templates ([`template`]) — the offer
-//!    on each side, the owners the requester acts for, and whether the request only finishes a
+//! 2. **read**: the objects the operation compares ([`Sides`]), the claim of each owner mark on
+//!    each side — on the object and in each of its templates ([`template`]) — the offer on each
+//!    side, the owners the requester acts for, and whether the request only finishes a
 //!    deletion ([`deletion`]) — each read once, for every rule;
-//! 3. **judge**: each entry by the transition table ([`transition`]), then the owner's validity
-//!    and scope ([`scope`]), the identity rules and `writes: Owner`; then the offer by the
-//!    handoff table ([`handoff`]);
-//! 4. **decide**: deny with every violation; otherwise stamp the owner label or remove a consumed
+//! 3. **judge**: each mark by the transition table ([`transition`]), then the owner's validity
+//!    and scope ([`scope`]), one owner across marks, the identity rules and `writes: Owner`;
+//!    then the offer by the handoff table ([`handoff`]);
+//! 4. **decide**: deny with every violation; otherwise stamp the owner mark or remove a consumed
 //!    offer where the settings ask for it; otherwise allow.
 //!
 //! Exemptions and the Kubewarden response are applied at the edge, in [`crate::policy`].
 
 use crate::control_plane;
 use crate::deletion;
-use crate::handoff::{self, OfferRule};
+use crate::handoff::{self, Offer, OfferRule};
 use crate::identity::{Access, Acting};
 use crate::mutation::Mutation;
-use crate::owner::{Claim, OwnerLabel};
+use crate::owner::{Claim, MarkName, Marks, OwnerMark, Place, Tracked};
 use crate::request::{AdmissionRequest, Object, ObjectScope, Operation, Text};
 use crate::scope;
 use crate::settings::{Settings, Writes};
@@ -93,12 +93,12 @@ impl<'a> Sides<'a> {
 
 /// Whether a subresource request may change what the rules guard, and so is judged like a
 /// request on the object itself: an UPDATE whose body is the object (a `Pod` on `pods/status`,
-/// not the `Scale` of `deployments/scale`) and whose owner labels, kind labels or offer differ
-/// from the stored object's. Most built-in kinds' status strategies persist label changes
+/// not the `Scale` of `deployments/scale`) and whose owner marks or offer differ from the
+/// stored object's. Most built-in kinds' status strategies persist metadata changes
 /// (`podStatusStrategy.PrepareForUpdate` keeps the new object's metadata), so a status write can
 /// move an object between owners; one that keeps them is accepted whoever sends it, since
 /// kubelets and controllers write the status of every owner's objects.
-fn subresource_changes_ownership(request: &AdmissionRequest<'_>, settings: &Settings) -> bool {
+fn subresource_changes_ownership<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> bool {
     if request.operation != Operation::Update {
         return false;
     }
@@ -109,9 +109,17 @@ fn subresource_changes_ownership(request: &AdmissionRequest<'_>, settings: &Sett
     if request.body_is_a_scale() {
         return false;
     }
-    let owners_differ = settings.owner_labels.iter().any(|entry| {
-        Claim::read(entry, &old.metadata.labels) != Claim::read(entry, &new.metadata.labels)
-    });
+    let (Ok(old_marks), Ok(new_marks)) = (
+        marks_of(request, old, settings),
+        marks_of(request, new, settings),
+    ) else {
+        // An annotation the rules cannot read: judged, and so reported.
+        return true;
+    };
+    let owners_differ = settings
+        .owner_marks
+        .iter()
+        .any(|mark| Claim::read(mark, &old_marks) != Claim::read(mark, &new_marks));
     fn offer<'o>(object: &'o Object<'_>, annotation: &str) -> Option<&'o str> {
         object
             .metadata
@@ -119,16 +127,42 @@ fn subresource_changes_ownership(request: &AdmissionRequest<'_>, settings: &Sett
             .get(annotation)
             .map(|raw| raw.get())
     }
-    let annotation = settings.transfer_annotation.as_str();
+    let annotation = settings.offer_annotation.as_str();
     owners_differ || offer(old, annotation) != offer(new, annotation)
 }
 
-/// One owner label entry, on the object or in one of its templates, and what each side claims
-/// for it.
+/// The metadata an object's marks are read from.
+fn marks_of<'a>(
+    request: &'a AdmissionRequest<'a>,
+    object: &'a Object<'a>,
+    settings: &Settings,
+) -> Result<Marks<'a>, String> {
+    let keys = settings
+        .owner_marks
+        .iter()
+        .filter(|mark| mark.place == Place::Annotation)
+        .flat_map(|mark| mark.keys().map(|(_, key)| key));
+    let namespace = match request.object_scope() {
+        ObjectScope::Cluster => "",
+        ObjectScope::Namespace(namespace) => namespace,
+    };
+    Ok(Marks {
+        labels: &object.metadata.labels,
+        annotations: object.mark_annotations(keys)?,
+        object: Some(Tracked {
+            group: &request.kind.group,
+            kind: &request.kind.kind,
+            namespace,
+            name: &object.metadata.name,
+        }),
+    })
+}
+
+/// One owner mark, on the object or in one of its templates, and what each side claims for it.
 #[derive(Debug, Clone, Copy)]
 struct Entry<'a> {
-    label: &'a OwnerLabel,
-    /// The template the labels are in; `None` for the object's own labels.
+    mark: &'a OwnerMark,
+    /// The template the mark is in; `None` for the object's own metadata.
     template: Option<&'a str>,
     /// `None` on CREATE.
     old: Option<Claim<'a>>,
@@ -145,9 +179,15 @@ impl<'a> Entry<'a> {
         }
     }
 
-    /// Whether the request moves this entry's owner (sets, removes or changes it).
+    /// Whether the request moves this mark's owner (sets, removes or changes it).
     fn moves(&self) -> bool {
         self.old.unwrap_or_default() != self.new.unwrap_or_default()
+    }
+
+    /// The new side's owner, if it names a valid one.
+    fn owned(&self) -> Option<Claim<'a>> {
+        self.new
+            .filter(|claim| !claim.is_none() && claim.owner(self.mark).is_ok())
     }
 }
 
@@ -159,9 +199,9 @@ struct Reading<'a> {
     /// The object messages name: the new one, or the stored one on DELETE.
     object: &'a Object<'a>,
     entries: Vec<Entry<'a>>,
-    /// The offer on the stored object, the owner it is offered to.
+    /// The offer annotation of the stored object.
     old_offer: Option<Text<'a>>,
-    /// The offer on the new object.
+    /// The offer annotation of the new object.
     new_offer: Option<Text<'a>>,
     /// The owners the requester acts for; `None` without identities.
     acting: Option<Acting>,
@@ -186,7 +226,7 @@ impl<'a> Reading<'a> {
             (Some(object), _) | (None, Some(object)) => object,
             (None, None) => return Err("the request has no object".to_owned()),
         };
-        let annotation = settings.transfer_annotation.as_str();
+        let annotation = settings.offer_annotation.as_str();
         let offer = |object: Option<&'a Object<'a>>, side: &str| match object {
             Some(object) => object
                 .metadata
@@ -196,18 +236,22 @@ impl<'a> Reading<'a> {
         };
         let old_offer = offer(sides.old, "oldObject")?;
         let new_offer = offer(sides.new, "object")?;
+        let read = |object: Option<&'a Object<'a>>, side: &str| match object {
+            Some(object) => marks_of(request, object, settings)
+                .map(Some)
+                .map_err(|error| format!("{side}.{error}")),
+            None => Ok(None),
+        };
+        let old_marks = read(sides.old, "oldObject")?;
+        let new_marks = read(sides.new, "object")?;
         let mut entries: Vec<Entry<'a>> = settings
-            .owner_labels
+            .owner_marks
             .iter()
-            .map(|label| Entry {
-                label,
+            .map(|mark| Entry {
+                mark,
                 template: None,
-                old: sides
-                    .old
-                    .map(|old| Claim::read(label, &old.metadata.labels)),
-                new: sides
-                    .new
-                    .map(|new| Claim::read(label, &new.metadata.labels)),
+                old: old_marks.as_ref().map(|marks| Claim::read(mark, marks)),
+                new: new_marks.as_ref().map(|marks| Claim::read(mark, marks)),
             })
             .collect();
         if let Some(new) = sides.new.filter(|_| !request.is_subresource()) {
@@ -220,15 +264,20 @@ impl<'a> Reading<'a> {
                 Some(old) => read(old, "oldObject")?,
                 None => &[],
             };
+            let marks = |template: &'a Template<'a>| Marks {
+                labels: &template.labels,
+                annotations: &template.annotations,
+                object: None,
+            };
             for new_template in read(new, "object")? {
                 let old_template = old_templates
                     .iter()
                     .find(|old| old.place == new_template.place);
-                entries.extend(settings.owner_labels.iter().map(|label| Entry {
-                    label,
+                entries.extend(settings.owner_marks.iter().map(|mark| Entry {
+                    mark,
                     template: Some(new_template.place.as_str()),
-                    old: old_template.map(|old: &'a Template<'a>| Claim::read(label, &old.labels)),
-                    new: Some(Claim::read(label, &new_template.labels)),
+                    old: old_template.map(|old| Claim::read(mark, &marks(old))),
+                    new: Some(Claim::read(mark, &marks(new_template))),
                 }));
             }
         }
@@ -250,7 +299,7 @@ impl<'a> Reading<'a> {
         })
     }
 
-    /// Applies every rule: each entry's, then the offer's. An audit replay is judged on the
+    /// Applies every rule: each mark's, then the offer's. An audit replay is judged on the
     /// stored object's state alone: nobody acts in it.
     fn judge(&self) -> Judged<'a> {
         if self.request.is_audit_replay() {
@@ -275,24 +324,27 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// The rules an object's state can break, for an audit replay: each owner label names a
-    /// valid owner, in scope; a pending offer names a valid owner in scope, other than the
-    /// current one, of an object that has an owner. Identity, `writes`, stamping and `adoption`
-    /// judge an act, and a replay is none.
+    /// The rules an object's state can break, for an audit replay: each mark names a valid
+    /// owner, in scope, and no second owner under another mark; a pending offer is one its
+    /// owner could make now. Identity, `writes`, stamping and `adoption` judge an act, and a
+    /// replay is none.
     fn judge_state(&self) -> Judged<'a> {
         let mut violations: Vec<_> = self
             .entries
             .iter()
             .filter_map(|entry| {
                 let owner = entry.new.filter(|claim| !claim.is_none())?;
-                let (rule, reason) = self.check_owner(entry.label, owner).err()?;
+                let (rule, reason) = match self.check_owner(entry.mark, owner) {
+                    Err(found) => found,
+                    Ok(()) => (Rule::OneOwner, self.second_owner(entry)?),
+                };
                 Some(self.entry_violation(entry, rule, Change::kept(owner), reason))
             })
             .collect();
-        if let Some(to) = self.new_offer.as_deref()
-            && let OfferVerdict::Deny(offer_violations) = self.check_offer_of_owners(Some(to))
+        if let Some(text) = self.new_offer.as_deref()
+            && let Some(violation) = self.check_new_offer(text)
         {
-            violations.extend(offer_violations);
+            violations.push(violation);
         }
         Judged {
             violations,
@@ -305,12 +357,18 @@ impl<'a> Reading<'a> {
         if !judged.violations.is_empty() {
             return Decision::Deny(judged.violations);
         }
-        let mutation = Mutation {
-            labels: self.stamp(),
+        let mut mutation = Mutation {
             remove_annotation: judged
                 .consume_offer
-                .then(|| self.settings.transfer_annotation.clone()),
+                .then(|| self.settings.offer_annotation.clone()),
+            ..Mutation::default()
         };
+        if let Some((place, values)) = self.stamp() {
+            match place {
+                Place::Label => mutation.labels = values,
+                Place::Annotation => mutation.annotations = values,
+            }
+        }
         if mutation == Mutation::default() {
             Decision::Allow
         } else {
@@ -318,7 +376,7 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// Applies the rules of one owner label entry.
+    /// Applies the rules of one owner mark.
     fn judge_entry(&self, entry: &Entry<'a>) -> Option<Violation<'a>> {
         let Some(new) = entry.new else {
             // A DELETE, under `writes: Owner`.
@@ -330,16 +388,22 @@ impl<'a> Reading<'a> {
             adoption: self.settings.adoption,
             orphaning: self.settings.orphaning,
         };
-        let offered = self.old_offer.as_deref();
+        let offer = self.old_offer.as_deref().and_then(Offer::parse);
+        let offered = offer.and_then(|offer| offer.to_under(&entry.mark.key, &change.old.id()));
         match transition::judge(entry.old, new, offered, permissions) {
             Judgement::Allow => None,
             Judgement::Deny(Denial::OwnerChange) => {
                 // A receiver that could not own the object is the first thing to fix.
-                if let Err((rule, reason)) = self.check_owner(entry.label, new) {
+                if let Err((rule, reason)) = self.check_owner(entry.mark, new) {
                     return deny(rule, reason);
                 }
-                let annotation = &self.settings.transfer_annotation;
-                let hint = handoff::change_hint(annotation, offered, &new.id());
+                let hint = handoff::change_hint(
+                    &self.settings.offer_annotation,
+                    self.old_offer.as_deref(),
+                    &entry.mark.key,
+                    &change.old.id(),
+                    &new.id(),
+                );
                 deny(
                     Rule::OwnerChange,
                     format!("{}; {hint}", Denial::OwnerChange.reason()),
@@ -350,23 +414,87 @@ impl<'a> Reading<'a> {
             Judgement::Keep if entry.template.is_some() => None,
             Judgement::Keep => self.check_writes(entry, new),
             // A value that names no owner is nobody's to keep.
-            Judgement::Remove if change.old.owner(entry.label).is_err() => None,
+            Judgement::Remove if change.old.owner(entry.mark).is_err() => None,
+            // Handed over to another mark's owner, which takes it in this update.
+            Judgement::Remove if self.handed_across(entry, offer) => None,
             Judgement::Remove => self
                 .not_allowed(change.old, "remove", Access::Own)
                 .and_then(|reason| deny(Rule::Identity, reason)),
-            Judgement::Set | Judgement::Accept => match self.check_owner(entry.label, new) {
-                Err((rule, reason)) => deny(rule, reason),
-                Ok(()) => self
-                    .not_allowed(new, "set", Access::Own)
-                    .and_then(|reason| deny(Rule::Identity, reason)),
-            },
+            Judgement::Set | Judgement::Accept => {
+                if let Err((rule, reason)) = self.check_owner(entry.mark, new) {
+                    return deny(rule, reason);
+                }
+                if let Some(reason) = self.second_owner(entry) {
+                    return deny(Rule::OneOwner, reason);
+                }
+                self.not_allowed(new, "set", Access::Own)
+                    .and_then(|reason| deny(Rule::Identity, reason))
+            }
         }
     }
 
+    /// Whether the stored object's offer hands `entry`'s owner over to another mark's owner,
+    /// and this update takes it there: `entry`'s mark is removed and the receiving mark names
+    /// the receiver.
+    fn handed_across(&self, entry: &Entry<'a>, offer: Option<Offer<'_>>) -> bool {
+        let Some(offer) = offer else {
+            return false;
+        };
+        let made_by_owner = offer.mark == entry.mark.key
+            && offer.from == entry.change().old.id()
+            && offer.to.mark != entry.mark.key;
+        made_by_owner
+            && self.siblings(entry).any(|receiver| {
+                receiver.mark.key == offer.to.mark
+                    && receiver.new.is_some_and(|claim| claim.id() == offer.to.owner)
+            })
+    }
+
+    /// The entries beside `entry`: the other marks of the same object or template.
+    fn siblings<'s>(&'s self, entry: &'s Entry<'a>) -> impl Iterator<Item = &'s Entry<'a>> {
+        self.entries.iter().filter(move |other| {
+            other.template == entry.template && !std::ptr::eq(other.mark, entry.mark)
+        })
+    }
+
+    /// Why `entry`'s owner would be a second owner: another mark of the same object (one that
+    /// does not name the same owner) names a valid owner that stays, or that comes first in the
+    /// settings and is set too. An object has one owner across tools; the owner hands it over
+    /// with an offer naming the other mark.
+    fn second_owner(&self, entry: &Entry<'a>) -> Option<String> {
+        let order = |mark: &OwnerMark| {
+            self.settings
+                .owner_marks
+                .iter()
+                .position(|candidate| std::ptr::eq(candidate, mark))
+        };
+        let first = self.siblings(entry).find(|other| {
+            let Some(owner) = other.owned() else {
+                return false;
+            };
+            let stays = other.old == Some(owner);
+            !entry.mark.names_same_owner_as(other.mark)
+                && (stays || order(other.mark) < order(entry.mark))
+        })?;
+        let owner = first.new.unwrap_or_default();
+        let name = first.mark.name();
+        Some(format!(
+            "the object is owned by {owner} under {name}, and an object has one owner across \
+             tools; its owner hands it over with an offer ({}=\"{}\")",
+            self.settings.offer_annotation,
+            handoff::offer_text(
+                &first.mark.key,
+                &owner.id(),
+                &entry.mark.key,
+                &entry.new.unwrap_or_default().id()
+            )
+        ))
+    }
+
     /// Checks that a claim names a valid owner, in scope for the request's object.
-    fn check_owner(&self, label: &OwnerLabel, claim: Claim<'_>) -> Result<(), (Rule, String)> {
+    fn check_owner(&self, mark: &OwnerMark, claim: Claim<'_>) -> Result<(), (Rule, String)> {
         let owner = claim
-            .owner(label)
+            .owner(mark)
             .map_err(|invalid| (Rule::OwnerValue, invalid.to_string()))?;
         let object_scope = self.request.object_scope();
         scope::check(&owner, object_scope).map_err(|outside| {
@@ -387,7 +515,7 @@ impl<'a> Reading<'a> {
         if self.settings.writes != Writes::Owner
             || owner.is_none()
             || self.finishing
-            || owner.owner(entry.label).is_err()
+            || owner.owner(entry.mark).is_err()
         {
             return None;
         }
@@ -396,83 +524,131 @@ impl<'a> Reading<'a> {
         Some(self.entry_violation(entry, Rule::OwnerWrites, Change::kept(owner), reason))
     }
 
-    /// Applies the handoff table to the transfer annotation of a CREATE or UPDATE.
+    /// Applies the handoff table to the offer annotation of a CREATE or UPDATE.
     fn judge_offer(&self) -> OfferVerdict<'a> {
-        let annotation = self.settings.transfer_annotation.as_str();
-        let moved = self.entries.iter().find(|entry| entry.moves());
-        let rule = handoff::judge(
-            self.old_offer.as_deref(),
-            self.new_offer.as_deref(),
-            moved.is_some(),
-        );
-        let deny = |change, reason| self.violation(Rule::Offer, annotation, change, reason);
+        let old = self.old_offer.as_deref();
+        let new = self.new_offer.as_deref();
+        let moving = |key: &str| self.object_entry(key).is_some_and(Entry::moves);
+        let rule = handoff::judge(old, new, moving);
+        let creating = self.request.operation == Operation::Create;
+        let deny = |reason| {
+            OfferVerdict::Deny(vec![self.offer_violation(Change::kept(Claim::default()), reason)])
+        };
         match rule {
             OfferRule::Fine => OfferVerdict::Fine,
             OfferRule::Consume if self.settings.stamp => OfferVerdict::Consume,
             OfferRule::Consume | OfferRule::OfferWithMove => {
-                let creating = self.request.operation == Operation::Create;
-                OfferVerdict::deny_any(
-                    moved
-                        .map(|entry| deny(entry.change(), rule.reason(annotation, creating)))
-                        .into_iter()
-                        .collect(),
-                )
+                let annotation = &self.settings.offer_annotation;
+                let moved = [old, new]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Offer::parse)
+                    .find_map(|offer| self.object_entry(offer.mark).filter(|entry| entry.moves()));
+                match moved {
+                    Some(entry) => OfferVerdict::Deny(vec![self.offer_violation(
+                        entry.change(),
+                        rule.reason(annotation, creating),
+                    )]),
+                    None => deny(rule.reason(annotation, creating)),
+                }
             }
-            OfferRule::Check { to } => self.check_offer_of_owners(to),
+            OfferRule::Check => {
+                let withdrawn = old.and_then(|text| self.check_withdrawal(text));
+                let made = new.and_then(|text| self.check_new_offer(text));
+                let violations: Vec<_> = withdrawn.into_iter().chain(made).collect();
+                if violations.is_empty() {
+                    OfferVerdict::Fine
+                } else {
+                    OfferVerdict::Deny(violations)
+                }
+            }
         }
     }
 
-    /// Checks an offer (`to`) made, changed or withdrawn on the new object, for each owner the
-    /// new object has; an offer of an object without an owner is denied.
-    fn check_offer_of_owners(&self, to: Option<&str>) -> OfferVerdict<'a> {
-        let annotation = self.settings.transfer_annotation.as_str();
-        let deny = |change, reason| self.violation(Rule::Offer, annotation, change, reason);
-        let owned = self.object_entries().filter_map(|entry| {
-            let owner = entry.new.filter(|claim| !claim.is_none())?;
-            Some((entry.label, owner))
-        });
-        let mut violations: Vec<_> = owned
-            .clone()
-            .filter_map(|(label, owner)| {
-                let reason = self.check_offer(label, owner, to)?;
-                Some(deny(Change::kept(owner), reason))
-            })
-            .collect();
-        if owned.clone().next().is_none() && to.is_some() {
-            let reason = "the object has no owner to hand it over".to_owned();
-            violations.push(deny(Change::kept(Claim::default()), reason));
-        }
-        OfferVerdict::deny_any(violations)
+    /// Why the requester may not withdraw or change the stored offer, if it may not: only the
+    /// owner it was made under may, while it still owns the object. A stale offer — its mark
+    /// names another owner now, or it does not parse — hands nothing over, and goes freely.
+    fn check_withdrawal(&self, text: &str) -> Option<Violation<'a>> {
+        let offer = Offer::parse(text)?;
+        let entry = self.object_entry(offer.mark)?;
+        let owner = entry.new.filter(|claim| claim.id() == offer.from)?;
+        let reason = self.not_allowed(owner, "withdraw or change an offer of", Access::Own)?;
+        Some(self.offer_violation(Change::kept(owner), reason))
     }
 
-    /// Why the requester may not make, change or withdraw an offer (`to`) of an object that
-    /// `owner` owns, if it may not.
-    fn check_offer(
-        &self,
-        label: &OwnerLabel,
-        owner: Claim<'_>,
-        to: Option<&str>,
-    ) -> Option<String> {
-        if let Some(reason) =
-            self.not_allowed(owner, "offer it or withdraw an offer of", Access::Own)
-        {
-            return Some(reason);
+    /// Why an offer on the new object is not one its owner may make, if it is not: it names
+    /// a guarded mark, the owner the object has under it, a requester acting for that owner,
+    /// and a receiver that could own the object.
+    fn check_new_offer(&self, text: &str) -> Option<Violation<'a>> {
+        let deny = |change, reason| Some(self.offer_violation(change, reason));
+        let Some(offer) = Offer::parse(text) else {
+            return deny(
+                Change::kept(Claim::default()),
+                format!("the offer {text:?} is not in the form {}", handoff::OFFER_FORM),
+            );
+        };
+        let marks = || {
+            self.settings
+                .owner_marks
+                .iter()
+                .map(|mark| mark.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(entry) = self.object_entry(offer.mark) else {
+            return deny(
+                Change::kept(Claim::default()),
+                format!("the offer names {:?}, which is no owner mark; the marks are {}", offer.mark, marks()),
+            );
+        };
+        let owner = entry.new.unwrap_or_default();
+        if owner.is_none() {
+            return deny(
+                Change::kept(owner),
+                format!("the object has no owner under {} to hand over", entry.mark.name()),
+            );
         }
-        let to = to?;
-        if to == owner.id() {
-            return Some(format!(
-                "the offer names the current owner {to:?}; name the receiving owner"
-            ));
+        if owner.id() != offer.from {
+            return deny(
+                Change::kept(owner),
+                format!(
+                    "the offer is made by {:?}, but the object is owned by {owner}; only the \
+                     owner offers it",
+                    offer.from
+                ),
+            );
         }
-        let receiver = Claim::of_owner(label, to);
-        self.check_owner(label, receiver)
-            .err()
-            .map(|(_, why)| format!("the offer names {to:?}, which cannot own the object: {why}"))
+        if let Some(reason) = self.not_allowed(owner, "offer it or withdraw an offer of", Access::Own) {
+            return deny(Change::kept(owner), reason);
+        }
+        let Some(receiving) = self.settings.owner_marks.iter().find(|mark| mark.key == offer.to.mark)
+        else {
+            return deny(
+                Change::kept(owner),
+                format!("the offer names {:?}, which is no owner mark; the marks are {}", offer.to.mark, marks()),
+            );
+        };
+        let to = offer.to.owner;
+        if receiving.key == entry.mark.key && to == owner.id() {
+            return deny(
+                Change::kept(owner),
+                format!("the offer names the current owner {to:?}; name the receiving owner"),
+            );
+        }
+        let receiver = Claim::of_owner(receiving, to);
+        self.check_owner(receiving, receiver).err().and_then(|(_, why)| {
+            deny(
+                Change::kept(owner),
+                format!("the offer names {to:?}, which cannot own the object: {why}"),
+            )
+        })
     }
 
-    /// The entries of the object's own labels, not its templates'.
-    fn object_entries(&self) -> impl Iterator<Item = &Entry<'a>> + Clone {
-        self.entries.iter().filter(|entry| entry.template.is_none())
+    /// The entry of the object's own mark of key `key`.
+    fn object_entry(&self, key: &str) -> Option<&Entry<'a>> {
+        self.entries
+            .iter()
+            .find(|entry| entry.template.is_none() && entry.mark.key == key)
     }
 
     /// Why the requester may not `act` on `owner`, when identities are set and it lacks the
@@ -497,41 +673,40 @@ impl<'a> Reading<'a> {
         ))
     }
 
-    /// The labels that stamp, on a CREATE under `stamp: true`, the one owner the requester acts
-    /// for: in the first owner label whose shape reads it as a valid owner in scope, unless the
-    /// object already carries that label.
-    fn stamp(&self) -> Vec<(String, String)> {
+    /// The marks that stamp, on a CREATE under `stamp: true`, the one owner the requester acts
+    /// for: the first mark whose shape reads it as a valid owner in scope (a tracking id, which
+    /// names the object too, is never stamped), unless the object already carries an owner mark.
+    fn stamp(&self) -> Option<(Place, Vec<(String, String)>)> {
         let (true, None, Some(acting)) = (self.settings.stamp, self.sides.old, &self.acting) else {
-            return Vec::new();
+            return None;
         };
-        let Some(owner) = acting.single_owner() else {
-            return Vec::new();
-        };
-        let target = self.object_entries().find_map(|entry| {
-            let claim = Claim::of_owner(entry.label, owner);
-            self.check_owner(entry.label, claim).ok()?;
-            Some((entry, claim))
-        });
-        match target {
-            Some((entry, claim)) if entry.new.unwrap_or_default().is_none() => claim
-                .labels(entry.label)
+        let owner = acting.single_owner()?;
+        let object_entries = || self.entries.iter().filter(|entry| entry.template.is_none());
+        if object_entries().any(|entry| !entry.new.unwrap_or_default().is_none()) {
+            return None;
+        }
+        object_entries().find_map(|entry| {
+            let claim = Claim::of_owner(entry.mark, owner);
+            self.check_owner(entry.mark, claim).ok()?;
+            let values = claim.values(entry.mark)?;
+            let values = values
                 .into_iter()
                 .map(|(key, value)| (key.to_owned(), value.to_owned()))
-                .collect(),
-            _ => Vec::new(),
-        }
+                .collect();
+            Some((entry.mark.place, values))
+        })
     }
 
     fn violation(
         &self,
         rule: Rule,
-        key: &'a str,
+        mark: MarkName<'a>,
         change: Change<'a>,
         reason: String,
     ) -> Violation<'a> {
         Violation {
             rule,
-            key,
+            mark,
             template: None,
             subject: Subject::of(self.request, self.object),
             change,
@@ -539,7 +714,16 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// A violation of an entry's rule, naming its label and template.
+    /// A violation of the offer rules, naming the offer annotation.
+    fn offer_violation(&self, change: Change<'a>, reason: String) -> Violation<'a> {
+        let mark = MarkName {
+            place: Place::Annotation,
+            key: &self.settings.offer_annotation,
+        };
+        self.violation(Rule::Offer, mark, change, reason)
+    }
+
+    /// A violation of a mark's rule, naming its mark and template.
     fn entry_violation(
         &self,
         entry: &Entry<'a>,
@@ -549,7 +733,7 @@ impl<'a> Reading<'a> {
     ) -> Violation<'a> {
         Violation {
             template: entry.template,
-            ..self.violation(rule, &entry.label.key, change, reason)
+            ..self.violation(rule, entry.mark.name(), change, reason)
         }
     }
 }
@@ -562,16 +746,6 @@ enum OfferVerdict<'a> {
     Consume,
     /// The offer breaks the handoff rules.
     Deny(Vec<Violation<'a>>),
-}
-
-impl<'a> OfferVerdict<'a> {
-    fn deny_any(violations: Vec<Violation<'a>>) -> Self {
-        if violations.is_empty() {
-            OfferVerdict::Fine
-        } else {
-            OfferVerdict::Deny(violations)
-        }
-    }
 }
 
 #[cfg(test)]
@@ -624,14 +798,14 @@ mod tests {
 
     fn offered(operator: &str, to: &str) -> Value {
         json!({"labels": {"camel.apache.org/operator.id": operator},
-               "annotations": {"single-owner-policy.io/offer": to}})
+               "annotations": {"single-owner-policy.io/offer": format!("camel.apache.org/operator.id: {operator} -> {to}")}})
     }
 
     const OPERATOR_1: &str = "system:serviceaccount:camel-k:camel-k-operator";
 
     fn camel_k(extra: Value) -> Value {
         let mut settings = json!({
-            "ownerLabels": [{"key": "camel.apache.org/operator.id"}],
+            "ownerMarks": [{"label": "camel.apache.org/operator.id"}],
             "identities": [{"owners": ["operator-1"], "users": [OPERATOR_1]}],
         });
         for (key, value) in extra.as_object().unwrap() {
@@ -779,9 +953,9 @@ mod tests {
         let rows = [
             (write("CREATE", operator_1, "deployments.apps", Value::Null, deployment(op("operator-1"), op("operator-1"))), Outcome::Allow),
             (write("CREATE", ALICE, "deployments.apps", Value::Null, deployment(json!({}), op("operator-2"))), Outcome::Deny(vec![
-                "camel.apache.org/operator.id in spec.template: identity denied for Deployment shop/x from none to \"operator-2\": user alice acts for none, not for \"operator-2\"; only a requester acting for an owner may set it".to_owned()])),
+                "label camel.apache.org/operator.id in spec.template: identity denied for Deployment shop/x from none to \"operator-2\": user alice acts for none, not for \"operator-2\"; only a requester acting for an owner may set it".to_owned()])),
             (write("UPDATE", operator_1, "deployments.apps", deployment(op("operator-1"), op("operator-1")), deployment(op("operator-1"), op("operator-2"))), Outcome::Deny(vec![
-                "camel.apache.org/operator.id in spec.template: owner change denied for Deployment shop/x from \"operator-1\" to \"operator-2\": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation".to_owned()])),
+                "label camel.apache.org/operator.id in spec.template: owner change denied for Deployment shop/x from \"operator-1\" to \"operator-2\": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=\"camel.apache.org/operator.id: operator-1 -> operator-2\", then the new owner moves the mark and removes the annotation".to_owned()])),
             // a kept template mark is written with its object
             (write("UPDATE", ALICE, "deployments.apps", deployment(json!({}), op("operator-2")), deployment(json!({"x": "y"}), op("operator-2"))), Outcome::Allow),
             // a status write persists no spec
@@ -809,7 +983,7 @@ mod tests {
     #[test]
     fn a_template_new_in_an_update_moves_no_owner() {
         let olm = json!({
-            "ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
+            "ownerMarks": [{"label": "olm.operatorframework.io/owner-name",
                              "kindKey": "olm.operatorframework.io/owner-kind",
                              "clusterKinds": ["ClusterExtension"]}],
         });
@@ -817,7 +991,7 @@ mod tests {
             json!({"metadata": {"name": "x",
                 "labels": {"olm.operatorframework.io/owner-kind": "ClusterExtension",
                            "olm.operatorframework.io/owner-name": "a"},
-                "annotations": {"single-owner-policy.io/offer": "ClusterExtension.b"}},
+                "annotations": {"single-owner-policy.io/offer": "olm.operatorframework.io/owner-name: ClusterExtension.a -> ClusterExtension.b"}},
                 "spec": {"volumeClaimTemplates": claims}})
         };
         let mut request = write(
@@ -858,7 +1032,7 @@ mod tests {
     #[test]
     fn a_value_that_names_no_owner_freezes_nothing() {
         let olm = json!({
-            "ownerLabels": [{"key": "appID", "clusterKinds": ["ClusterExtension"]}],
+            "ownerMarks": [{"label": "appID", "clusterKinds": ["ClusterExtension"]}],
             "identities": [{"owners": ["ClusterExtension.a"], "users": ["olm"]}],
             "writes": "Owner",
         });
@@ -872,7 +1046,7 @@ mod tests {
             (write("UPDATE", ALICE, "configmaps", payments.clone(), removed), Outcome::Allow),
             // a new claim must still name an owner
             (write("CREATE", ("olm", &[][..]), "configmaps", Value::Null, payments), Outcome::Deny(vec![
-                "appID: owner value denied for ConfigMap shop/x from none to \"payments\": \"payments\" is not a configured owner kind; use ClusterExtension.<name>".to_owned()])),
+                "label appID: owner value denied for ConfigMap shop/x from none to \"payments\": \"payments\" is not a configured owner kind; use ClusterExtension.<name>".to_owned()])),
         ];
         for (request, expected) in rows {
             assert_eq!(decide(&request, &olm), expected, "{request}");
@@ -890,11 +1064,11 @@ mod tests {
         assert_eq!(
             decide(&request, &camel_k(json!({"identities": []}))),
             Outcome::Deny(vec![
-                "camel.apache.org/operator.id: owner change denied for Integration shop/orders \
+                "label camel.apache.org/operator.id: owner change denied for Integration shop/orders \
                  from \"operator-1\" to \"operator-2\": an object has one owner; to hand it over, \
                  its owner offers it by setting the annotation single-owner-policy.io/offer=\
-                 operator-2, then the new owner changes the owner label and removes the \
-                 annotation"
+                 \"camel.apache.org/operator.id: operator-1 -> operator-2\", then the new owner \
+                 moves the mark and removes the annotation"
                     .to_owned()
             ])
         );
@@ -905,11 +1079,11 @@ mod tests {
         #[rustfmt::skip]
         let rows = [
             (integration("CREATE", "alice", Value::Null, owned_by("operator-1")), camel_k(json!({})),
-             "camel.apache.org/operator.id: identity denied for Integration shop/orders from none to \"operator-1\": user alice acts for none, not for \"operator-1\"; only a requester acting for an owner may set it"),
+             "label camel.apache.org/operator.id: identity denied for Integration shop/orders from none to \"operator-1\": user alice acts for none, not for \"operator-1\"; only a requester acting for an owner may set it"),
             (integration("UPDATE", OPERATOR_1, owned_by("operator-2"), json!({})), camel_k(json!({})),
-             "camel.apache.org/operator.id: identity denied for Integration shop/orders from \"operator-2\" to none: user system:serviceaccount:camel-k:camel-k-operator acts for \"operator-1\", not for \"operator-2\"; only a requester acting for an owner may remove it"),
+             "label camel.apache.org/operator.id: identity denied for Integration shop/orders from \"operator-2\" to none: user system:serviceaccount:camel-k:camel-k-operator acts for \"operator-1\", not for \"operator-2\"; only a requester acting for an owner may remove it"),
             (integration("DELETE", "alice", owned_by("operator-1"), Value::Null), camel_k(json!({"writes": "Owner"})),
-             "camel.apache.org/operator.id: owner writes denied for DELETE of Integration shop/orders, owned by \"operator-1\": user alice acts for none, not for \"operator-1\"; only a requester acting for an owner may update or delete it (writes: Owner)"),
+             "label camel.apache.org/operator.id: owner writes denied for DELETE of Integration shop/orders, owned by \"operator-1\": user alice acts for none, not for \"operator-1\"; only a requester acting for an owner may update or delete it (writes: Owner)"),
         ];
         for (request, settings, message) in rows {
             assert_eq!(
@@ -921,7 +1095,7 @@ mod tests {
 
     #[test]
     fn offer_reasons_say_what_is_wrong_with_the_offer() {
-        let app_id = json!({"ownerLabels": [{"key": "appID", "clusterKinds": ["ClusterExtension"],
+        let app_id = json!({"ownerMarks": [{"label": "appID", "clusterKinds": ["ClusterExtension"],
                                               "namespacedKinds": ["Extension"]}]});
         let crd = |old: Value, new: Value| {
             json!({
@@ -930,16 +1104,16 @@ mod tests {
                 "oldObject": {"metadata": old}, "object": {"metadata": new},
             })
         };
-        let offer = |labels: Value, to: &str| json!({"labels": labels, "annotations": {"single-owner-policy.io/offer": to}});
+        let offer = |labels: Value, to: &str| json!({"labels": labels, "annotations": {"single-owner-policy.io/offer": format!("appID: ClusterExtension.a -> {to}")}});
         let owned = json!({"appID": "ClusterExtension.a"});
         #[rustfmt::skip]
         let rows = [
             (crd(json!({}), offer(json!({}), "ClusterExtension.b")),
-             "single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by none: the object has no owner to hand it over"),
+             "annotation single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by none: the object has no owner under label appID to hand over"),
             (crd(json!({"labels": owned}), offer(owned.clone(), "ClusterExtension.a")),
-             "single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by \"ClusterExtension.a\": the offer names the current owner \"ClusterExtension.a\"; name the receiving owner"),
+             "annotation single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by \"ClusterExtension.a\": the offer names the current owner \"ClusterExtension.a\"; name the receiving owner"),
             (crd(json!({"labels": owned}), offer(owned.clone(), "Extension.team-a.b")),
-             "single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by \"ClusterExtension.a\": the offer names \"Extension.team-a.b\", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"),
+             "annotation single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by \"ClusterExtension.a\": the offer names \"Extension.team-a.b\", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"),
         ];
         for (request, message) in rows {
             assert_eq!(
@@ -956,6 +1130,7 @@ mod tests {
         assert_eq!(
             decide(&create, &stamp),
             Outcome::Mutate(Mutation {
+                annotations: Vec::new(),
                 labels: vec![(
                     "camel.apache.org/operator.id".to_owned(),
                     "operator-1".to_owned()
@@ -967,11 +1142,13 @@ mod tests {
             "UPDATE",
             OPERATOR_1,
             offered("operator-2", "operator-1"),
-            offered("operator-1", "operator-1"),
+            json!({"labels": {"camel.apache.org/operator.id": "operator-1"},
+                   "annotations": {"single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-2 -> operator-1"}}),
         );
         assert_eq!(
             decide(&accepted, &stamp),
             Outcome::Mutate(Mutation {
+                annotations: Vec::new(),
                 labels: Vec::new(),
                 remove_annotation: Some("single-owner-policy.io/offer".to_owned()),
             })
@@ -980,7 +1157,7 @@ mod tests {
         assert_eq!(
             decide(&accepted, &camel_k(json!({}))),
             Outcome::Deny(vec![
-                "single-owner-policy.io/offer: offer denied for Integration shop/orders from \
+                "annotation single-owner-policy.io/offer: offer denied for Integration shop/orders from \
                  \"operator-2\" to \"operator-1\": an update that changes or removes the owner \
                  consumes the offer; remove the annotation single-owner-policy.io/offer in the \
                  same update"
@@ -991,9 +1168,9 @@ mod tests {
 
     #[test]
     fn every_violation_is_reported_once() {
-        let settings = json!({"ownerLabels": [
-            {"key": "appID", "clusterKinds": ["ClusterExtension"]},
-            {"key": "camel.apache.org/operator.id"}]});
+        let settings = json!({"ownerMarks": [
+            {"label": "appID", "clusterKinds": ["ClusterExtension"]},
+            {"label": "camel.apache.org/operator.id"}]});
         let side = |app_id: &str, operator: &str| json!({"labels": {"appID": app_id, "camel.apache.org/operator.id": operator}});
         let request = integration(
             "UPDATE",
@@ -1008,7 +1185,7 @@ mod tests {
             .iter()
             .map(|message| message.split_once(':').unwrap().0)
             .collect();
-        assert_eq!(keys, ["appID", "camel.apache.org/operator.id"]);
+        assert_eq!(keys, ["label appID", "label camel.apache.org/operator.id"]);
     }
 
     /// The audit scanner's replay of a stored object: CREATE, an empty `userInfo`.
@@ -1025,7 +1202,7 @@ mod tests {
         let crd = json!({"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"});
         let config_map = json!({"group": "", "version": "v1", "kind": "ConfigMap"});
         let olm = json!({
-            "ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
+            "ownerMarks": [{"label": "olm.operatorframework.io/owner-name",
                              "kindKey": "olm.operatorframework.io/owner-kind",
                              "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}],
             "identities": [{"owners": ["ClusterExtension.*"], "users": ["olm"]}],
@@ -1037,7 +1214,7 @@ mod tests {
         };
         let offered = |owner: Value, to: &str| {
             let mut metadata = owner;
-            metadata["annotations"] = json!({"single-owner-policy.io/offer": to});
+            metadata["annotations"] = json!({"single-owner-policy.io/offer": format!("olm.operatorframework.io/owner-name: ClusterExtension.a -> {to}")});
             metadata
         };
         #[rustfmt::skip]
@@ -1049,15 +1226,15 @@ mod tests {
             (replay(crd.clone(), "", json!({})), Outcome::Allow),
             (replay(crd.clone(), "", offered(pair("ClusterExtension", "a"), "ClusterExtension.b")), Outcome::Allow),
             (replay(crd.clone(), "", pair("Extension", "team-a.argocd")), Outcome::Deny(vec![
-                r#"olm.operatorframework.io/owner-name: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#.to_owned()])),
+                r#"label olm.operatorframework.io/owner-name: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#.to_owned()])),
             (replay(config_map.clone(), "team-b", pair("Extension", "team-a.argocd")), Outcome::Deny(vec![
-                r#"olm.operatorframework.io/owner-name: namespace scope: ConfigMap team-b/x is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#.to_owned()])),
+                r#"label olm.operatorframework.io/owner-name: namespace scope: ConfigMap team-b/x is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"#.to_owned()])),
             (replay(crd.clone(), "", json!({"labels": {"olm.operatorframework.io/owner-name": "cert-manager"}})), Outcome::Deny(vec![
-                r#"olm.operatorframework.io/owner-name: owner value: CustomResourceDefinition x is owned by name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#.to_owned()])),
+                r#"label olm.operatorframework.io/owner-name: owner value: CustomResourceDefinition x is owned by name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together"#.to_owned()])),
             (replay(crd.clone(), "", offered(json!({}), "ClusterExtension.b")), Outcome::Deny(vec![
-                "single-owner-policy.io/offer: offer: CustomResourceDefinition x is owned by none: the object has no owner to hand it over".to_owned()])),
+                "annotation single-owner-policy.io/offer: offer: CustomResourceDefinition x is owned by none: the object has no owner under label olm.operatorframework.io/owner-name to hand over".to_owned()])),
             (replay(crd, "", offered(pair("ClusterExtension", "a"), "Extension.team-a.b")), Outcome::Deny(vec![
-                r#"single-owner-policy.io/offer: offer: CustomResourceDefinition x is owned by "ClusterExtension.a": the offer names "Extension.team-a.b", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#.to_owned()])),
+                r#"annotation single-owner-policy.io/offer: offer: CustomResourceDefinition x is owned by "ClusterExtension.a": the offer names "Extension.team-a.b", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#.to_owned()])),
         ];
         for (request, expected) in rows {
             assert_eq!(decide(&request, &olm), expected, "{request}");
@@ -1115,10 +1292,10 @@ mod tests {
             // judged like a write of the object itself: `writes: Owner` included
             (status(owned_by("operator-1"), offered("operator-1", "operator-2"), integration_kind.clone()),
              Outcome::Deny(vec![
-                "camel.apache.org/operator.id: owner writes denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may update or delete it (writes: Owner)".to_owned(),
-                "single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may offer it or withdraw an offer of it".to_owned()])),
+                "label camel.apache.org/operator.id: owner writes denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may update or delete it (writes: Owner)".to_owned(),
+                "annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders (subresource status), owned by \"operator-1\": user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may offer it or withdraw an offer of it".to_owned()])),
             (status(owned_by("operator-1"), json!({}), integration_kind),
-             Outcome::Deny(vec!["camel.apache.org/operator.id: identity denied for Integration shop/orders (subresource status) from \"operator-1\" to none: user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may remove it".to_owned()])),
+             Outcome::Deny(vec!["label camel.apache.org/operator.id: identity denied for Integration shop/orders (subresource status) from \"operator-1\" to none: user system:node:node-1 acts for none, not for \"operator-1\"; only a requester acting for an owner may remove it".to_owned()])),
         ];
         for (request, expected) in rows {
             assert_eq!(decide(&request, &writes), expected, "{request}");

@@ -1,4 +1,4 @@
-//! Mutation: the new object with owner labels stamped or a consumed offer removed, for a
+//! Mutation: the new object with an owner mark stamped or a consumed offer removed, for a
 //! mutating response.
 //!
 //! Only a mutating response needs the whole object, so only then is the payload read again,
@@ -23,6 +23,8 @@ struct Request {
 pub struct Mutation {
     /// Labels to add: `(key, value)`.
     pub labels: Vec<(String, String)>,
+    /// Annotations to add: `(key, value)`.
+    pub annotations: Vec<(String, String)>,
     /// An annotation to remove.
     pub remove_annotation: Option<String>,
 }
@@ -45,13 +47,19 @@ pub fn mutated_object(payload: &[u8], mutation: &Mutation) -> Result<Value, Stri
     {
         annotations.remove(key);
     }
-    if !mutation.labels.is_empty() {
-        let labels = metadata
-            .entry("labels")
+    for (field, values) in [
+        ("labels", &mutation.labels),
+        ("annotations", &mutation.annotations),
+    ] {
+        if values.is_empty() {
+            continue;
+        }
+        let map = metadata
+            .entry(field)
             .or_insert_with(|| Value::Object(Map::new()));
-        let labels = as_map(labels).ok_or("`object.metadata.labels` is not a JSON object")?;
-        for (key, value) in &mutation.labels {
-            labels.insert(key.clone(), Value::String(value.clone()));
+        let map = as_map(map).ok_or(format!("`object.metadata.{field}` is not a JSON object"))?;
+        for (key, value) in values {
+            map.insert(key.clone(), Value::String(value.clone()));
         }
     }
     Ok(object)
@@ -74,7 +82,7 @@ mod tests {
     fn labels_are_added_wherever_metadata_stands() {
         let stamp = Mutation {
             labels: vec![("appID".to_owned(), "ClusterExtension.a".to_owned())],
-            remove_annotation: None,
+            ..Mutation::default()
         };
         #[rustfmt::skip]
         let rows = [
@@ -92,10 +100,22 @@ mod tests {
     }
 
     #[test]
+    fn annotations_are_stamped_beside_the_others() {
+        let stamp = Mutation {
+            annotations: vec![("camel.apache.org/operator.id".to_owned(), "operator-1".to_owned())],
+            ..Mutation::default()
+        };
+        let object = json!({"metadata": {"annotations": {"note": "x"}}});
+        let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
+        let expected = json!({"metadata": {"annotations": {"note": "x", "camel.apache.org/operator.id": "operator-1"}}});
+        assert_eq!(mutated_object(&payload, &stamp), Ok(expected));
+    }
+
+    #[test]
     fn a_consumed_offer_is_removed() {
         let consume = Mutation {
-            labels: Vec::new(),
             remove_annotation: Some("offer".to_owned()),
+            ..Mutation::default()
         };
         let object = json!({"metadata": {"annotations": {"offer": "b", "note": "x"}, "labels": {"appID": "b"}}});
         let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
@@ -108,7 +128,7 @@ mod tests {
     fn objects_of_the_wrong_shape_are_refused() {
         let stamp = Mutation {
             labels: vec![("appID".to_owned(), "a".to_owned())],
-            remove_annotation: None,
+            ..Mutation::default()
         };
         for (object, error) in [
             (json!("x"), "`object` is not a JSON object"),

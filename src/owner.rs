@@ -1,9 +1,23 @@
-//! Owner values: what an object's owner label, and its companion kind label, say about its owner.
+//! Owner marks: the labels and annotations in which tools name an object's owner, and how an
+//! owner is read out of them.
 //!
-//! Three shapes are read, as an [`OwnerLabel`] entry configures:
-//! - kind in the value: `ClusterExtension.<name>`, `Extension.<namespace>.<name>`;
-//! - kind in a companion label (`kindKey`): value `<name>` or `<namespace>.<name>`;
-//! - opaque ids (no kinds configured): any non-empty value.
+//! An [`OwnerMark`] is a label or an annotation (`label:` or `annotation:` in the settings),
+//! read in one of five shapes:
+//!
+//! | shape | settings | value | owner id | scope rules |
+//! |---|---|---|---|---|
+//! | kind in the value | `clusterKinds`, `namespacedKinds` | `ClusterExtension.<name>`, `Extension.<namespace>.<name>` | the value | yes |
+//! | kind in a companion key | `kindKey` and kinds | `<name>` or `<namespace>.<name>`, kind beside it | `<kind>.<value>` | yes |
+//! | opaque id | nothing more | any non-empty value | the value | no |
+//! | namespace in a companion key | `namespaceKey` | `<name>`, namespace beside it | `<namespace>/<name>` | no |
+//! | Argo CD tracking id | `format: ArgoCDTrackingID` | `<app>:<group>/<kind>:<namespace>/<name>` | `<app>` | no |
+//!
+//! A companion key lives where its mark does (both labels or both annotations). A tracking id is
+//! split as Argo CD's `ParseAppInstanceValue` (`util/argo/resource_tracking.go`) splits it; one
+//! whose object part names another object — a Pod that copied its Deployment's id — names no
+//! owner, as Argo CD, which neither syncs nor prunes it (`isSelfReferencedObj`), reads it; nor
+//! does a tracking id in a template. With apps in any namespace the app is `<namespace>_<app>`
+//! (`AppInstanceName`); Argo CD's installation id is an annotation of its own, not guarded.
 
 use std::fmt;
 
@@ -11,55 +25,262 @@ use serde::Deserialize;
 
 use crate::request::Labels;
 
-/// One guarded owner label, and how to read an owner out of it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OwnerLabel {
-    /// The label whose value names the owner.
-    pub key: String,
-    /// A companion label that holds the owner's kind; without it the kind leads the value.
-    #[serde(default)]
-    pub kind_key: Option<String>,
-    /// Owner kinds that may own cluster-scoped objects and objects in any namespace.
-    #[serde(default)]
-    pub cluster_kinds: Vec<String>,
-    /// Owner kinds confined to objects in their own namespace.
-    #[serde(default)]
-    pub namespaced_kinds: Vec<String>,
+/// Where a mark is kept in an object's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// In `metadata.labels`.
+    Label,
+    /// In `metadata.annotations`.
+    Annotation,
 }
 
-impl OwnerLabel {
-    /// Whether owner values carry a kind (and so obey the scope rules) or are opaque ids.
+impl Place {
+    /// `label` or `annotation`, as settings and messages write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Place::Label => "label",
+            Place::Annotation => "annotation",
+        }
+    }
+}
+
+/// How a mark's value is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum Format {
+    /// The value is the owner (with its kind, when kinds are configured).
+    #[default]
+    Plain,
+    /// Argo CD's `<app>:<group>/<kind>:<namespace>/<name>`: the owner is the app.
+    #[serde(rename = "ArgoCDTrackingID")]
+    ArgoCdTrackingId,
+}
+
+/// One guarded owner mark, and how to read an owner out of it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "MarkFields")]
+pub struct OwnerMark {
+    /// Whether the mark is a label or an annotation.
+    pub place: Place,
+    /// The label or annotation whose value names the owner.
+    pub key: String,
+    /// A companion key that holds the owner's kind; without it the kind leads the value.
+    pub kind_key: Option<String>,
+    /// A companion key that holds the owner's namespace: the owner id is `<namespace>/<name>`.
+    pub namespace_key: Option<String>,
+    /// How the value is read.
+    pub format: Format,
+    /// Owner kinds that may own cluster-scoped objects and objects in any namespace.
+    pub cluster_kinds: Vec<String>,
+    /// Owner kinds confined to objects in their own namespace.
+    pub namespaced_kinds: Vec<String>,
+    /// The keys of other marks that name the same owner as this one, written by one tool for
+    /// one owner (Flux helm-controller writes Helm's annotations and its own labels).
+    pub same_owner_as: Vec<String>,
+}
+
+/// A mark as the settings write it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MarkFields {
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    annotation: Option<String>,
+    #[serde(default)]
+    kind_key: Option<String>,
+    #[serde(default)]
+    namespace_key: Option<String>,
+    #[serde(default)]
+    format: Format,
+    #[serde(default)]
+    cluster_kinds: Vec<String>,
+    #[serde(default)]
+    namespaced_kinds: Vec<String>,
+    #[serde(default)]
+    same_owner_as: Vec<String>,
+}
+
+impl TryFrom<MarkFields> for OwnerMark {
+    type Error = &'static str;
+
+    fn try_from(fields: MarkFields) -> Result<Self, Self::Error> {
+        let (place, key) = match (fields.label, fields.annotation) {
+            (Some(key), None) => (Place::Label, key),
+            (None, Some(key)) => (Place::Annotation, key),
+            (Some(_), Some(_)) => {
+                return Err("set `label` or `annotation`, not both: a mark is kept in one place");
+            }
+            (None, None) => {
+                return Err("set `label` or `annotation`: the key that names the owner");
+            }
+        };
+        Ok(OwnerMark {
+            place,
+            key,
+            kind_key: fields.kind_key,
+            namespace_key: fields.namespace_key,
+            format: fields.format,
+            cluster_kinds: fields.cluster_kinds,
+            namespaced_kinds: fields.namespaced_kinds,
+            same_owner_as: fields.same_owner_as,
+        })
+    }
+}
+
+impl OwnerMark {
+    /// A label mark with the kind in its value, or opaque ids without kinds.
+    pub fn label(key: &str, cluster_kinds: &[&str], namespaced_kinds: &[&str]) -> OwnerMark {
+        let owned = |kinds: &[&str]| kinds.iter().map(|kind| (*kind).to_owned()).collect();
+        OwnerMark {
+            place: Place::Label,
+            key: key.to_owned(),
+            kind_key: None,
+            namespace_key: None,
+            format: Format::Plain,
+            cluster_kinds: owned(cluster_kinds),
+            namespaced_kinds: owned(namespaced_kinds),
+            same_owner_as: Vec::new(),
+        }
+    }
+
+    /// Whether owner values carry a kind (and so obey the scope rules).
     pub fn has_kinds(&self) -> bool {
         !self.cluster_kinds.is_empty() || !self.namespaced_kinds.is_empty()
     }
 
-    /// The label keys this entry guards, with the setting that names each.
+    /// The shape the mark's values are read in.
+    pub fn shape(&self) -> Shape {
+        match (&self.kind_key, &self.namespace_key, self.format) {
+            (_, _, Format::ArgoCdTrackingId) => Shape::Tracking,
+            (Some(_), _, _) => Shape::KindPair,
+            (None, Some(_), _) => Shape::NamespacePair,
+            (None, None, _) => Shape::Single,
+        }
+    }
+
+    /// The keys this mark guards, with the setting that names each.
     pub fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        std::iter::once(("key", self.key.as_str()))
+        std::iter::once((self.place.as_str(), self.key.as_str()))
             .chain(self.kind_key.as_deref().map(|key| ("kindKey", key)))
+            .chain(self.namespace_key.as_deref().map(|key| ("namespaceKey", key)))
+    }
+
+    /// The companion key, if the mark is a pair.
+    pub fn companion_key(&self) -> Option<&str> {
+        self.kind_key.as_deref().or(self.namespace_key.as_deref())
+    }
+
+    /// The mark as messages name it: `label appID`, `annotation meta.helm.sh/release-name`.
+    pub fn name(&self) -> MarkName<'_> {
+        MarkName {
+            place: self.place,
+            key: &self.key,
+        }
+    }
+
+    /// Whether this mark and `other` name the same owner (one of them says so in
+    /// `sameOwnerAs`), so that an owner under one may also be set under the other.
+    pub fn names_same_owner_as(&self, other: &OwnerMark) -> bool {
+        self.same_owner_as.contains(&other.key) || other.same_owner_as.contains(&self.key)
     }
 }
 
-/// What an object's labels say for one owner label entry, exactly as written.
+/// A label or an annotation, as messages name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkName<'a> {
+    /// Label or annotation.
+    pub place: Place,
+    /// Its key.
+    pub key: &'a str,
+}
+
+impl fmt::Display for MarkName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.place.as_str(), self.key)
+    }
+}
+
+/// The shapes an owner is read in (see the module's table).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Shape {
+    /// One value: the kind in it, or an opaque id.
+    #[default]
+    Single,
+    /// A name and a companion kind.
+    KindPair,
+    /// A name and a companion namespace.
+    NamespacePair,
+    /// An Argo CD tracking id.
+    Tracking,
+}
+
+/// The object a mark is on, as a tracking id names it; `None` for a template, whose objects
+/// are not made yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tracked<'a> {
+    /// The API group (empty for the core group).
+    pub group: &'a str,
+    /// The kind.
+    pub kind: &'a str,
+    /// The namespace; empty for a cluster-scoped object.
+    pub namespace: &'a str,
+    /// The name.
+    pub name: &'a str,
+}
+
+impl Tracked<'_> {
+    /// Whether a tracking id's object part names this object, as Argo CD's
+    /// `isSelfReferencedObj` (`controller/state.go`) compares them: group, kind and name, and
+    /// the namespace unless the object is cluster-scoped (whose id carries the Application's
+    /// destination namespace).
+    pub fn is(&self, id: &Tracked<'_>) -> bool {
+        (self.group, self.kind, self.name) == (id.group, id.kind, id.name)
+            && (self.namespace.is_empty() || self.namespace == id.namespace)
+    }
+}
+
+/// The metadata marks are read from: labels, and the decoded values of the guarded annotations.
+#[derive(Debug, Clone, Copy)]
+pub struct Marks<'a> {
+    /// The labels.
+    pub labels: &'a Labels<'a>,
+    /// The annotations (at least those the marks name).
+    pub annotations: &'a Labels<'a>,
+    /// The object itself, for tracking ids; `None` in a template.
+    pub object: Option<Tracked<'a>>,
+}
+
+impl<'a> Marks<'a> {
+    fn get(&self, place: Place, key: &str) -> Option<&'a str> {
+        let map = match place {
+            Place::Label => self.labels,
+            Place::Annotation => self.annotations,
+        };
+        map.get(key).map(|value| &**value)
+    }
+}
+
+/// What an object's metadata says for one owner mark, exactly as written.
 ///
 /// Two claims are the same owner when they are equal: an unchanged claim is never re-judged.
-/// Equality compares what the labels say, not how the entry reads them (`paired`), so that the
-/// missing claim of a side without the labels — a CREATE's old side, a template new in an
-/// update — equals an empty claim of any entry.
+/// Equality compares what the marks say, not the shape they are read in, so that the missing
+/// claim of a side without metadata — a CREATE's old side, a template new in an update — equals
+/// an empty claim of any mark.
 #[derive(Debug, Clone, Copy, Default, Eq)]
 pub struct Claim<'a> {
-    /// The owner label's value.
+    /// The owner's name: the mark's value, or the app of a tracking id.
     pub value: Option<&'a str>,
-    /// The companion kind label's value (only with `kindKey`).
-    pub kind: Option<&'a str>,
-    /// Whether the entry reads a kind/name pair (`kindKey` is set).
-    pub paired: bool,
+    /// The companion key's value: the owner's kind or namespace (only for pairs).
+    pub part: Option<&'a str>,
+    /// The shape the mark is read in.
+    pub shape: Shape,
+    /// Whether the value is a tracking id that does not parse (then `value` is all of it).
+    pub malformed: bool,
 }
 
 impl PartialEq for Claim<'_> {
     fn eq(&self, other: &Self) -> bool {
-        (self.value, self.kind) == (other.value, other.kind)
+        (self.value, self.part, self.malformed) == (other.value, other.part, other.malformed)
     }
 }
 
@@ -76,100 +297,161 @@ pub enum Owner<'a> {
     },
     /// An opaque owner id: scope rules do not apply.
     Opaque { id: &'a str },
+    /// A `<namespace>/<name>` owner (a Helm release, a Flux Kustomization): it owns objects
+    /// anywhere, so scope rules do not apply.
+    Pair { namespace: &'a str, name: &'a str },
 }
 
 /// Why a claim names no valid owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InvalidOwner {
-    /// The owner label is set but empty.
+    /// The mark is set but empty.
     Empty,
-    /// The kind is not one of the entry's configured kinds.
+    /// The kind is not one of the mark's configured kinds.
     UnknownKind { kind: String, expected: String },
     /// A kind without the rest of the value.
     Incomplete { expected: String },
-    /// Only one label of a kind/name pair is set.
+    /// Only one key of a pair is set.
     HalfPair { present: String, missing: String },
+    /// The value is not in the form the mark reads.
+    Malformed { expected: &'static str },
 }
 
+/// The form of an Argo CD tracking id.
+const TRACKING_FORM: &str = "<application>:<group>/<kind>:<namespace>/<name>";
+
 impl<'a> Claim<'a> {
-    /// Reads the claim an object's labels make for one entry.
-    pub fn read(entry: &OwnerLabel, labels: &'a Labels<'_>) -> Claim<'a> {
-        let get = |key: &str| labels.get(key).map(|value| &**value);
-        Claim {
-            value: get(&entry.key),
-            kind: entry.kind_key.as_deref().and_then(get),
-            paired: entry.kind_key.is_some(),
+    /// Reads the claim an object's (or a template's) metadata makes for one mark.
+    pub fn read(mark: &OwnerMark, marks: &Marks<'a>) -> Claim<'a> {
+        let shape = mark.shape();
+        let value = marks.get(mark.place, &mark.key);
+        let part = mark
+            .companion_key()
+            .and_then(|key| marks.get(mark.place, key));
+        if shape != Shape::Tracking {
+            return Claim {
+                value,
+                part,
+                shape,
+                malformed: false,
+            };
+        }
+        let Some(id) = value else {
+            return Claim::default();
+        };
+        match parse_tracking_id(id) {
+            // As Argo CD reads it: an id that names another object is no one's mark here.
+            Some((app, object)) if marks.object.is_some_and(|own| own.is(&object)) => Claim {
+                value: Some(app),
+                shape,
+                ..Claim::default()
+            },
+            Some(_) => Claim::default(),
+            None => Claim {
+                value: Some(id),
+                shape,
+                malformed: true,
+                ..Claim::default()
+            },
         }
     }
 
-    /// The claim an entry's labels make for an owner id (see [`Claim::id`]).
-    pub fn of_owner(entry: &OwnerLabel, id: &'a str) -> Claim<'a> {
-        let paired = entry.kind_key.is_some();
-        let (kind, value) = match id.split_once('.') {
-            Some((kind, value)) if paired => (Some(kind), value),
-            _ => (None, id),
+    /// The claim a mark makes for an owner id (see [`Claim::id`]).
+    pub fn of_owner(mark: &OwnerMark, id: &'a str) -> Claim<'a> {
+        let shape = mark.shape();
+        let split = match shape {
+            Shape::KindPair => id.split_once('.'),
+            Shape::NamespacePair => id.split_once('/'),
+            Shape::Single | Shape::Tracking => None,
+        };
+        let (part, value) = match split {
+            Some((part, value)) => (Some(part), value),
+            None => (None, id),
         };
         Claim {
             value: Some(value),
-            kind,
-            paired,
+            part,
+            shape,
+            malformed: false,
         }
     }
 
-    /// The owner id identities name owners by: the value, or `kind.value` for a kind/name pair
-    /// — the same text as the kind-in-value shape.
+    /// The owner id identities and offers name owners by: the value, `<kind>.<value>` for a
+    /// kind pair (the same text as the kind-in-value shape), `<namespace>/<name>` for a
+    /// namespace pair, the app of a tracking id.
     pub fn id(&self) -> String {
-        match (self.kind, self.value) {
-            (Some(kind), value) => format!("{kind}.{}", value.unwrap_or("")),
-            (None, value) => value.unwrap_or("").to_owned(),
+        let value = self.value.unwrap_or("");
+        match (self.shape, self.part) {
+            (Shape::KindPair, Some(kind)) => format!("{kind}.{value}"),
+            (Shape::NamespacePair, Some(namespace)) => format!("{namespace}/{value}"),
+            _ => value.to_owned(),
         }
     }
 
-    /// The labels that carry this claim, for stamping.
-    pub fn labels<'e>(&self, entry: &'e OwnerLabel) -> Vec<(&'e str, &'a str)> {
-        let value = self.value.map(|value| (entry.key.as_str(), value));
-        let kind = entry.kind_key.as_deref().zip(self.kind);
-        value.into_iter().chain(kind).collect()
+    /// The keys and values that carry this claim, for stamping; `None` for a tracking id,
+    /// which names the object too.
+    pub fn values<'m>(&self, mark: &'m OwnerMark) -> Option<Vec<(&'m str, &'a str)>> {
+        if self.shape == Shape::Tracking {
+            return None;
+        }
+        let value = self.value.map(|value| (mark.key.as_str(), value));
+        let part = mark.companion_key().zip(self.part);
+        Some(value.into_iter().chain(part).collect())
     }
 
     /// Whether the object claims no owner at all.
     pub fn is_none(&self) -> bool {
-        self.value.is_none() && self.kind.is_none()
+        self.value.is_none() && self.part.is_none()
     }
 
     /// Reads the owner out of the claim, or says why it names none.
-    pub fn owner(&self, entry: &OwnerLabel) -> Result<Owner<'a>, InvalidOwner> {
-        let (kind, rest) = match (&entry.kind_key, self.kind, self.value) {
-            (_, _, Some("")) => return Err(InvalidOwner::Empty),
-            _ if !entry.has_kinds() => {
-                return Ok(Owner::Opaque {
-                    id: self.value.unwrap_or(""),
-                });
+    pub fn owner(&self, mark: &OwnerMark) -> Result<Owner<'a>, InvalidOwner> {
+        if self.value == Some("") || self.part == Some("") {
+            return Err(InvalidOwner::Empty);
+        }
+        if self.malformed {
+            return Err(InvalidOwner::Malformed {
+                expected: TRACKING_FORM,
+            });
+        }
+        let half = |present: &str, missing: &str| InvalidOwner::HalfPair {
+            present: format!("{} {present}", mark.place.as_str()),
+            missing: missing.to_owned(),
+        };
+        let (kind, rest) = match (self.shape, self.part, self.value) {
+            (_, None, None) => return Err(InvalidOwner::Empty),
+            (Shape::Single | Shape::Tracking, _, Some(id)) if !mark.has_kinds() => {
+                return Ok(Owner::Opaque { id });
             }
-            (None, _, Some(value)) => value.split_once('.').unwrap_or((value, "")),
-            (Some(_), Some(kind), Some(value)) => (kind, value),
-            (Some(kind_key), kind, value) => {
-                let (present, missing) = match (kind, value) {
-                    (Some(_), _) => (kind_key, &entry.key),
-                    _ => (&entry.key, kind_key),
-                };
-                return Err(InvalidOwner::HalfPair {
-                    present: present.clone(),
-                    missing: missing.clone(),
-                });
+            (Shape::NamespacePair, Some(namespace), Some(name)) => {
+                if namespace.contains('/') {
+                    return Err(InvalidOwner::Malformed {
+                        expected: "a namespace name, without '/'",
+                    });
+                }
+                return Ok(Owner::Pair { namespace, name });
             }
-            (None, _, None) => return Err(InvalidOwner::Empty),
+            (Shape::KindPair | Shape::NamespacePair, part, value) => {
+                let companion = mark.companion_key().unwrap_or_default();
+                match (part, value) {
+                    (Some(kind), Some(value)) => (kind, value),
+                    (Some(_), None) => return Err(half(companion, &mark.key)),
+                    _ => return Err(half(&mark.key, companion)),
+                }
+            }
+            (_, _, Some(value)) => value.split_once('.').unwrap_or((value, "")),
+            (_, Some(_), None) => return Err(InvalidOwner::Empty),
         };
         let kind_of = |list: &[String]| list.iter().any(|known| known == kind);
-        if kind_of(&entry.cluster_kinds) {
+        if kind_of(&mark.cluster_kinds) {
             return match rest {
                 "" => Err(InvalidOwner::Incomplete {
-                    expected: expected_form(entry, kind, false),
+                    expected: expected_form(mark, kind, false),
                 }),
                 name => Ok(Owner::Cluster { kind, name }),
             };
         }
-        if kind_of(&entry.namespaced_kinds) {
+        if kind_of(&mark.namespaced_kinds) {
             return match rest.split_once('.') {
                 Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() => {
                     Ok(Owner::Namespaced {
@@ -179,53 +461,87 @@ impl<'a> Claim<'a> {
                     })
                 }
                 _ => Err(InvalidOwner::Incomplete {
-                    expected: expected_form(entry, kind, true),
+                    expected: expected_form(mark, kind, true),
                 }),
             };
         }
         Err(InvalidOwner::UnknownKind {
             kind: kind.to_owned(),
-            expected: expected_forms(entry),
+            expected: expected_forms(mark),
         })
     }
 }
 
-/// How a valid value of `kind` looks for this entry.
-fn expected_form(entry: &OwnerLabel, kind: &str, namespaced: bool) -> String {
+/// Splits an Argo CD tracking id, `<app>:<group>/<kind>:<namespace>/<name>`, into the app and
+/// the object it names, as `ParseAppInstanceValue` in Argo CD's `resource_tracking.go` does:
+/// three `:`-separated parts, the last two each two `/`-separated parts.
+fn parse_tracking_id(id: &str) -> Option<(&str, Tracked<'_>)> {
+    let mut parts = id.split(':');
+    let (Some(app), Some(group_kind), Some(namespace_name), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    let (group, kind) = split_two(group_kind)?;
+    let (namespace, name) = split_two(namespace_name)?;
+    Some((
+        app,
+        Tracked {
+            group,
+            kind,
+            namespace,
+            name,
+        },
+    ))
+}
+
+/// Splits `a/b` with exactly one `/`.
+fn split_two(text: &str) -> Option<(&str, &str)> {
+    let (first, second) = text.split_once('/')?;
+    (!second.contains('/')).then_some((first, second))
+}
+
+/// How a valid value of `kind` looks for this mark.
+fn expected_form(mark: &OwnerMark, kind: &str, namespaced: bool) -> String {
     let rest = if namespaced {
         "<namespace>.<name>"
     } else {
         "<name>"
     };
-    match &entry.kind_key {
+    match &mark.kind_key {
         None => format!("{kind}.{rest}"),
-        Some(kind_key) => format!("{kind_key}={kind} with {}={rest}", entry.key),
+        Some(kind_key) => format!("{kind_key}={kind} with {}={rest}", mark.key),
     }
 }
 
-/// Every valid form for this entry, for messages about unknown kinds.
-fn expected_forms(entry: &OwnerLabel) -> String {
-    let cluster = entry
+/// Every valid form for this mark, for messages about unknown kinds.
+fn expected_forms(mark: &OwnerMark) -> String {
+    let cluster = mark
         .cluster_kinds
         .iter()
-        .map(|kind| expected_form(entry, kind, false));
-    let namespaced = entry
+        .map(|kind| expected_form(mark, kind, false));
+    let namespaced = mark
         .namespaced_kinds
         .iter()
-        .map(|kind| expected_form(entry, kind, true));
+        .map(|kind| expected_form(mark, kind, true));
     cluster.chain(namespaced).collect::<Vec<_>>().join(" or ")
 }
 
 impl fmt::Display for Claim<'_> {
-    /// `none`, the value, or `kind.value` for a kind/name pair — the same text as the
-    /// kind-in-value shape, so an owner reads alike whichever labels carry it.
+    /// `none`, or the owner id quoted — so an owner reads alike whichever marks carry it —
+    /// or what a half pair holds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.kind, self.value) {
+        let companion = match self.shape {
+            Shape::NamespacePair => "namespace",
+            _ => "kind",
+        };
+        match (self.part, self.value) {
             (None, None) => f.write_str("none"),
-            (None, Some(value)) if self.paired => write!(f, "name {value:?} without a kind"),
-            (None, Some(value)) => write!(f, "{value:?}"),
-            (Some(kind), Some(value)) => write!(f, "\"{kind}.{value}\""),
-            (Some(kind), None) => write!(f, "kind {kind:?} without a name"),
+            (None, Some(value)) if matches!(self.shape, Shape::KindPair | Shape::NamespacePair) => {
+                write!(f, "name {value:?} without a {companion}")
+            }
+            (Some(part), None) => write!(f, "{companion} {part:?} without a name"),
+            _ => write!(f, "{:?}", self.id()),
         }
     }
 }
@@ -233,9 +549,7 @@ impl fmt::Display for Claim<'_> {
 impl fmt::Display for InvalidOwner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InvalidOwner::Empty => {
-                f.write_str("the owner label is empty; name an owner or remove it")
-            }
+            InvalidOwner::Empty => f.write_str("the owner is empty; name an owner or remove it"),
             InvalidOwner::UnknownKind { kind, expected } => {
                 write!(f, "{kind:?} is not a configured owner kind; use {expected}")
             }
@@ -244,8 +558,11 @@ impl fmt::Display for InvalidOwner {
             }
             InvalidOwner::HalfPair { present, missing } => write!(
                 f,
-                "label {present} is set without {missing}; both are set and removed together"
+                "{present} is set without {missing}; both are set and removed together"
             ),
+            InvalidOwner::Malformed { expected } => {
+                write!(f, "the value is not in the form {expected}")
+            }
         }
     }
 }
@@ -257,24 +574,37 @@ mod tests {
 
     type Pairs<'a> = &'a [(&'a str, &'a str)];
 
-    fn entry(json: &str) -> OwnerLabel {
+    fn mark(json: &str) -> OwnerMark {
         serde_json::from_str(json).unwrap()
     }
 
-    fn labels<'a>(pairs: &[(&'a str, &'a str)]) -> Labels<'a> {
+    fn map<'a>(pairs: &[(&'a str, &'a str)]) -> Labels<'a> {
         pairs
             .iter()
             .map(|&(k, v)| (Text::from(k), Text::from(v)))
             .collect()
     }
 
-    const APP_ID: &str = r#"{"key": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}"#;
-    const OLM: &str = r#"{"key": "olm.operatorframework.io/owner-name",
+    const APP_ID: &str = r#"{"label": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}"#;
+    const OLM: &str = r#"{"label": "olm.operatorframework.io/owner-name",
         "kindKey": "olm.operatorframework.io/owner-kind",
         "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}"#;
-    const CAMEL: &str = r#"{"key": "camel.apache.org/operator.id"}"#;
+    const CAMEL: &str = r#"{"annotation": "camel.apache.org/operator.id"}"#;
+    const HELM: &str = r#"{"annotation": "meta.helm.sh/release-name", "namespaceKey": "meta.helm.sh/release-namespace"}"#;
+    const ARGO: &str = r#"{"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}"#;
     const OLM_NAME: &str = "olm.operatorframework.io/owner-name";
     const OLM_KIND: &str = "olm.operatorframework.io/owner-kind";
+    const RELEASE: &str = "meta.helm.sh/release-name";
+    const RELEASE_NS: &str = "meta.helm.sh/release-namespace";
+    const TRACKING: &str = "argocd.argoproj.io/tracking-id";
+
+    /// The Deployment `shop/web` the rows' marks are on.
+    const WEB: Tracked = Tracked {
+        group: "apps",
+        kind: "Deployment",
+        namespace: "shop",
+        name: "web",
+    };
 
     #[test]
     fn owner_values_of_each_shape() {
@@ -286,73 +616,153 @@ mod tests {
                 name,
             })
         };
+        let pair = |namespace, name| Ok(Owner::Pair { namespace, name });
+        let opaque = |id| Ok(Owner::Opaque { id });
         #[rustfmt::skip]
-        let rows: &[(&str, Pairs, Result<Owner, &str>)] = &[
+        let rows: &[(&str, Pairs, Pairs, Result<Owner, &str>)] = &[
+            // mark, labels, annotations, owner
             // kind in the value
-            (APP_ID, &[("appID", "ClusterExtension.cert-manager")], cluster("ClusterExtension", "cert-manager")),
-            (APP_ID, &[("appID", "ClusterExtension.a.b")], cluster("ClusterExtension", "a.b")),
-            (APP_ID, &[("appID", "Extension.team-a.argocd")], namespaced("Extension", "team-a", "argocd")),
-            (APP_ID, &[("appID", "Extension.team-a.my.op")], namespaced("Extension", "team-a", "my.op")),
-            (APP_ID, &[("appID", "")], Err("the owner label is empty; name an owner or remove it")),
-            (APP_ID, &[("appID", "Operator.x")], Err(r#""Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
-            (APP_ID, &[("appID", "cert-manager")], Err(r#""cert-manager" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
-            (APP_ID, &[("appID", "ClusterExtension")], Err("the owner is incomplete; use ClusterExtension.<name>")),
-            (APP_ID, &[("appID", "ClusterExtension.")], Err("the owner is incomplete; use ClusterExtension.<name>")),
-            (APP_ID, &[("appID", "Extension.team-a")], Err("the owner is incomplete; use Extension.<namespace>.<name>")),
-            (APP_ID, &[("appID", "Extension..x")], Err("the owner is incomplete; use Extension.<namespace>.<name>")),
+            (APP_ID, &[("appID", "ClusterExtension.cert-manager")], &[], cluster("ClusterExtension", "cert-manager")),
+            (APP_ID, &[("appID", "ClusterExtension.a.b")], &[], cluster("ClusterExtension", "a.b")),
+            (APP_ID, &[("appID", "Extension.team-a.argocd")], &[], namespaced("Extension", "team-a", "argocd")),
+            (APP_ID, &[("appID", "Extension.team-a.my.op")], &[], namespaced("Extension", "team-a", "my.op")),
+            (APP_ID, &[("appID", "")], &[], Err("the owner is empty; name an owner or remove it")),
+            (APP_ID, &[("appID", "Operator.x")], &[], Err(r#""Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
+            (APP_ID, &[("appID", "cert-manager")], &[], Err(r#""cert-manager" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
+            (APP_ID, &[("appID", "ClusterExtension")], &[], Err("the owner is incomplete; use ClusterExtension.<name>")),
+            (APP_ID, &[("appID", "ClusterExtension.")], &[], Err("the owner is incomplete; use ClusterExtension.<name>")),
+            (APP_ID, &[("appID", "Extension.team-a")], &[], Err("the owner is incomplete; use Extension.<namespace>.<name>")),
+            (APP_ID, &[("appID", "Extension..x")], &[], Err("the owner is incomplete; use Extension.<namespace>.<name>")),
+            // an annotation of the same key is not the label
+            (APP_ID, &[], &[("appID", "ClusterExtension.a")], Err("the owner is empty; name an owner or remove it")),
             // kind in a companion label
-            (OLM, &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "argocd")], cluster("ClusterExtension", "argocd")),
-            (OLM, &[(OLM_KIND, "Extension"), (OLM_NAME, "team-a.argocd")], namespaced("Extension", "team-a", "argocd")),
-            (OLM, &[(OLM_KIND, "Extension"), (OLM_NAME, "argocd")], Err("the owner is incomplete; use olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>")),
-            (OLM, &[(OLM_KIND, "Operator"), (OLM_NAME, "argocd")], Err(r#""Operator" is not a configured owner kind; use olm.operatorframework.io/owner-kind=ClusterExtension with olm.operatorframework.io/owner-name=<name> or olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>"#)),
-            (OLM, &[(OLM_NAME, "argocd")], Err("label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together")),
-            (OLM, &[(OLM_KIND, "ClusterExtension")], Err("label olm.operatorframework.io/owner-kind is set without olm.operatorframework.io/owner-name; both are set and removed together")),
-            (OLM, &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "")], Err("the owner label is empty; name an owner or remove it")),
-            // opaque ids
-            (CAMEL, &[("camel.apache.org/operator.id", "operator-1")], Ok(Owner::Opaque { id: "operator-1" })),
-            (CAMEL, &[("camel.apache.org/operator.id", "")], Err("the owner label is empty; name an owner or remove it")),
+            (OLM, &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "argocd")], &[], cluster("ClusterExtension", "argocd")),
+            (OLM, &[(OLM_KIND, "Extension"), (OLM_NAME, "team-a.argocd")], &[], namespaced("Extension", "team-a", "argocd")),
+            (OLM, &[(OLM_KIND, "Extension"), (OLM_NAME, "argocd")], &[], Err("the owner is incomplete; use olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>")),
+            (OLM, &[(OLM_KIND, "Operator"), (OLM_NAME, "argocd")], &[], Err(r#""Operator" is not a configured owner kind; use olm.operatorframework.io/owner-kind=ClusterExtension with olm.operatorframework.io/owner-name=<name> or olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>"#)),
+            (OLM, &[(OLM_NAME, "argocd")], &[], Err("label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together")),
+            (OLM, &[(OLM_KIND, "ClusterExtension")], &[], Err("label olm.operatorframework.io/owner-kind is set without olm.operatorframework.io/owner-name; both are set and removed together")),
+            (OLM, &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "")], &[], Err("the owner is empty; name an owner or remove it")),
+            // opaque ids, in an annotation
+            (CAMEL, &[], &[("camel.apache.org/operator.id", "operator-1")], opaque("operator-1")),
+            (CAMEL, &[], &[("camel.apache.org/operator.id", "")], Err("the owner is empty; name an owner or remove it")),
+            // namespace in a companion annotation
+            (HELM, &[], &[(RELEASE, "web"), (RELEASE_NS, "shop")], pair("shop", "web")),
+            (HELM, &[], &[(RELEASE, "web")], Err("annotation meta.helm.sh/release-name is set without meta.helm.sh/release-namespace; both are set and removed together")),
+            (HELM, &[], &[(RELEASE_NS, "shop")], Err("annotation meta.helm.sh/release-namespace is set without meta.helm.sh/release-name; both are set and removed together")),
+            (HELM, &[], &[(RELEASE, "web"), (RELEASE_NS, "")], Err("the owner is empty; name an owner or remove it")),
+            (HELM, &[(RELEASE, "web"), (RELEASE_NS, "shop")], &[], Err("the owner is empty; name an owner or remove it")),
+            // Argo CD tracking ids: only one that names the object itself is an owner
+            (ARGO, &[], &[(TRACKING, "guestbook:apps/Deployment:shop/web")], opaque("guestbook")),
+            (ARGO, &[], &[(TRACKING, "shop_guestbook:apps/Deployment:shop/web")], opaque("shop_guestbook")),
+            (ARGO, &[], &[(TRACKING, "guestbook:apps/Deployment:shop/web-7d9f")], Err("the owner is empty; name an owner or remove it")),
+            (ARGO, &[], &[(TRACKING, "guestbook:/Pod:shop/web")], Err("the owner is empty; name an owner or remove it")),
+            (ARGO, &[], &[(TRACKING, ":apps/Deployment:shop/web")], Err("the owner is empty; name an owner or remove it")),
+            (ARGO, &[], &[(TRACKING, "guestbook")], Err("the value is not in the form <application>:<group>/<kind>:<namespace>/<name>")),
+            (ARGO, &[], &[(TRACKING, "a:b:apps/Deployment:shop/web")], Err("the value is not in the form <application>:<group>/<kind>:<namespace>/<name>")),
         ];
-        for (entry_json, pairs, expected) in rows {
-            let labels = labels(pairs);
-            let claim = Claim::read(&entry(entry_json), &labels);
+        for (mark_json, labels, annotations, expected) in rows {
+            let (labels, annotations) = (map(labels), map(annotations));
+            let marks = Marks {
+                labels: &labels,
+                annotations: &annotations,
+                object: Some(WEB),
+            };
+            let claim = Claim::read(&mark(mark_json), &marks);
             let got = claim
-                .owner(&entry(entry_json))
+                .owner(&mark(mark_json))
                 .map_err(|error| error.to_string());
-            assert_eq!(got, expected.map_err(str::to_owned), "labels {pairs:?}");
+            let expected = expected.map_err(str::to_owned);
+            // A claim that names nothing is none: the rows above say it as "empty".
+            let got = if claim.is_none() {
+                Err(InvalidOwner::Empty.to_string())
+            } else {
+                got
+            };
+            assert_eq!(got, expected, "{labels:?} {annotations:?}");
         }
     }
 
     #[test]
-    fn claims_read_only_their_own_labels_and_print_alike_across_shapes() {
-        let all = labels(&[
+    fn a_tracking_id_in_a_template_names_no_owner() {
+        let annotations = map(&[(TRACKING, "guestbook:apps/Deployment:shop/web")]);
+        let marks = Marks {
+            labels: &Labels::new(),
+            annotations: &annotations,
+            object: None,
+        };
+        assert!(Claim::read(&mark(ARGO), &marks).is_none());
+    }
+
+    #[test]
+    fn claims_read_only_their_own_marks_and_print_alike_across_shapes() {
+        let labels = map(&[
             ("appID", "ClusterExtension.a"),
             (OLM_KIND, "ClusterExtension"),
             (OLM_NAME, "a"),
             ("app", "unrelated"),
         ]);
-        let app_id = Claim::read(&entry(APP_ID), &all);
-        let olm = Claim::read(&entry(OLM), &all);
-        let camel = Claim::read(&entry(CAMEL), &all);
+        let annotations = map(&[(RELEASE, "web"), (RELEASE_NS, "shop")]);
+        let marks = Marks {
+            labels: &labels,
+            annotations: &annotations,
+            object: Some(WEB),
+        };
+        let app_id = Claim::read(&mark(APP_ID), &marks);
+        let olm = Claim::read(&mark(OLM), &marks);
+        let camel = Claim::read(&mark(CAMEL), &marks);
+        let helm = Claim::read(&mark(HELM), &marks);
         assert_eq!(app_id.to_string(), r#""ClusterExtension.a""#);
         assert_eq!(olm.to_string(), r#""ClusterExtension.a""#);
+        assert_eq!(helm.to_string(), r#""shop/web""#);
         assert!(camel.is_none());
         assert_eq!(app_id.id(), "ClusterExtension.a");
         assert_eq!(olm.id(), "ClusterExtension.a");
-        assert_eq!(Claim::of_owner(&entry(OLM), "ClusterExtension.a"), olm);
+        assert_eq!(helm.id(), "shop/web");
+        assert_eq!(Claim::of_owner(&mark(OLM), "ClusterExtension.a"), olm);
+        assert_eq!(Claim::of_owner(&mark(APP_ID), "ClusterExtension.a"), app_id);
+        assert_eq!(Claim::of_owner(&mark(HELM), "shop/web"), helm);
         assert_eq!(
-            Claim::of_owner(&entry(APP_ID), "ClusterExtension.a"),
-            app_id
+            olm.values(&mark(OLM)),
+            Some(vec![(OLM_NAME, "a"), (OLM_KIND, "ClusterExtension")])
         );
         assert_eq!(
-            olm.labels(&entry(OLM)),
-            [(OLM_NAME, "a"), (OLM_KIND, "ClusterExtension")]
+            helm.values(&mark(HELM)),
+            Some(vec![(RELEASE, "web"), (RELEASE_NS, "shop")])
         );
         assert_eq!(camel.to_string(), "none");
-        let half = labels(&[(OLM_NAME, "a")]);
-        let half_name = Claim::read(&entry(OLM), &half);
-        assert_eq!(half_name.to_string(), r#"name "a" without a kind"#);
-        let half = labels(&[(OLM_KIND, "Extension")]);
-        let half_kind = Claim::read(&entry(OLM), &half);
-        assert_eq!(half_kind.to_string(), r#"kind "Extension" without a name"#);
+        let half = map(&[(OLM_NAME, "a")]);
+        let marks = Marks {
+            labels: &half,
+            ..marks
+        };
+        assert_eq!(
+            Claim::read(&mark(OLM), &marks).to_string(),
+            r#"name "a" without a kind"#
+        );
+        let half = map(&[(RELEASE_NS, "shop")]);
+        let marks = Marks {
+            annotations: &half,
+            ..marks
+        };
+        assert_eq!(
+            Claim::read(&mark(HELM), &marks).to_string(),
+            r#"namespace "shop" without a name"#
+        );
+    }
+
+    #[test]
+    fn a_mark_is_a_label_or_an_annotation() {
+        let error = |json: &str| serde_json::from_str::<OwnerMark>(json).unwrap_err().to_string();
+        assert_eq!(
+            error(r#"{"label": "a", "annotation": "a"}"#),
+            "set `label` or `annotation`, not both: a mark is kept in one place"
+        );
+        assert_eq!(
+            error(r#"{"clusterKinds": ["X"]}"#),
+            "set `label` or `annotation`: the key that names the owner"
+        );
+        assert_eq!(mark(CAMEL).name().to_string(), "annotation camel.apache.org/operator.id");
+        assert_eq!(mark(APP_ID).name().to_string(), "label appID");
     }
 }

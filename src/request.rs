@@ -187,9 +187,33 @@ pub struct Object<'a> {
     pub fields: Vec<(Text<'a>, &'a RawValue)>,
     /// The workload templates read from `spec`, once, on demand ([`crate::template`]).
     pub(crate) templates: OnceCell<Result<Vec<crate::template::Template<'a>>, String>>,
+    /// The decoded values of the annotations that owner marks name, once, on demand.
+    marks: OnceCell<Result<Labels<'a>, String>>,
 }
 
 impl<'a> Object<'a> {
+    /// The string values of the annotations `keys` the object has, decoded on the first call
+    /// and kept: every call of one evaluation names the same keys, the settings' owner marks.
+    /// Only these are decoded: an annotation such as `last-applied-configuration` can be as
+    /// large as the object.
+    pub fn mark_annotations<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k str>,
+    ) -> Result<&Labels<'a>, String> {
+        let decoded = self.marks.get_or_init(|| {
+            let mut values = Labels::new();
+            for key in keys {
+                if let Some((key, raw)) = self.metadata.annotations.get_key_value(key) {
+                    let value: Text<'a> = serde_json::from_str(raw.get())
+                        .map_err(|error| format!("metadata.annotations.{key}: {error}"))?;
+                    values.insert(key.clone(), value);
+                }
+            }
+            Ok(values)
+        });
+        decoded.as_ref().map_err(Clone::clone)
+    }
+
     /// A top-level field, as it was sent.
     pub fn field(&self, name: &str) -> Option<&'a RawValue> {
         self.fields
@@ -324,6 +348,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Object<'a> {
                     metadata: metadata.unwrap_or_default(),
                     fields,
                     templates: OnceCell::new(),
+                    marks: OnceCell::new(),
                 })
             }
         }

@@ -1,9 +1,12 @@
 //! Scope rules: which owners may own an object, given where the object lives.
 //!
-//! | object            | cluster-kind owner | namespaced-kind owner        | opaque id |
-//! |-------------------|--------------------|------------------------------|-----------|
-//! | cluster-scoped    | allow              | deny                         | allow     |
-//! | in namespace `ns` | allow              | allow only if its ns is `ns` | allow     |
+//! | object            | cluster-kind owner | namespaced-kind owner        | opaque id, `<namespace>/<name>` |
+//! |-------------------|--------------------|------------------------------|---------------------------------|
+//! | cluster-scoped    | allow              | deny                         | allow                           |
+//! | in namespace `ns` | allow              | allow only if its ns is `ns` | allow                           |
+//!
+//! A `<namespace>/<name>` owner (a Helm release, a Flux Kustomization) installs cluster-scoped
+//! objects and objects in other namespaces than its own, so no scope rule applies to it.
 
 use std::fmt;
 
@@ -26,7 +29,7 @@ pub enum ScopeViolation<'a> {
 /// Checks that `owner` may own an object in `scope`.
 pub fn check<'a>(owner: &Owner<'a>, scope: ObjectScope<'a>) -> Result<(), ScopeViolation<'a>> {
     match (*owner, scope) {
-        (Owner::Cluster { .. } | Owner::Opaque { .. }, _) => Ok(()),
+        (Owner::Cluster { .. } | Owner::Opaque { .. } | Owner::Pair { .. }, _) => Ok(()),
         (Owner::Namespaced { kind, .. }, ObjectScope::Cluster) => {
             Err(ScopeViolation::ClusterScopedObject { owner_kind: kind })
         }
@@ -87,10 +90,14 @@ mod tests {
             name: "a",
         };
         let opaque = Owner::Opaque { id: "operator-1" };
+        let release = Owner::Pair {
+            namespace: "team-a",
+            name: "web",
+        };
         let in_a = ObjectScope::Namespace("team-a");
         let in_b = ObjectScope::Namespace("team-b");
         #[rustfmt::skip]
-        let rows: [(Owner, ObjectScope, Result<(), &str>); 9] = [
+        let rows: [(Owner, ObjectScope, Result<(), &str>); 12] = [
             (cluster, ObjectScope::Cluster, Ok(())),
             (cluster, in_a, Ok(())),
             (cluster, in_b, Ok(())),
@@ -100,6 +107,9 @@ mod tests {
             (opaque, ObjectScope::Cluster, Ok(())),
             (opaque, in_a, Ok(())),
             (opaque, in_b, Ok(())),
+            (release, ObjectScope::Cluster, Ok(())),
+            (release, in_a, Ok(())),
+            (release, in_b, Ok(())),
         ];
         for (owner, scope, expected) in rows {
             let got = check(&owner, scope).map_err(|violation| violation.to_string());

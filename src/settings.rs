@@ -1,4 +1,5 @@
-//! Policy settings: which labels name an object's owner, how to read them, and who is exempt.
+//! Policy settings: which labels and annotations name an object's owner, how to read them, who
+//! acts for which owner, and who is exempt.
 //!
 //! Settings are camelCase like Kubernetes fields and strict: an unknown field is an error, so a
 //! typo such as `ownerLabel` is reported instead of silently falling back to a default.
@@ -7,22 +8,36 @@ use serde::Deserialize;
 
 use crate::control_plane::{KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system};
 use crate::identity::{Identity, SERVICE_ACCOUNT_PREFIX, TEMPLATES, is_dns_subdomain};
-use crate::owner::{Claim, OwnerLabel};
+use crate::owner::{Claim, Format, OwnerMark, Place};
 use crate::request::Operation;
 
 /// The owner label of the default settings.
 pub const DEFAULT_OWNER_LABEL: &str = "appID";
 
 /// The annotation of the default settings by which an owner offers an object to another.
-pub const DEFAULT_TRANSFER_ANNOTATION: &str = "single-owner-policy.io/offer";
+pub const DEFAULT_OFFER_ANNOTATION: &str = "single-owner-policy.io/offer";
+
+/// Settings renamed in 0.2.0, each with what to write instead.
+const RENAMED: [(&str, &str); 2] = [
+    (
+        "ownerLabels",
+        "ownerLabels was renamed to ownerMarks in 0.2.0; write each entry's `key: K` as \
+         `label: K` (kindKey and the kinds stay), or `annotation: K` for an annotation",
+    ),
+    (
+        "transferAnnotation",
+        "transferAnnotation was renamed to offerAnnotation in 0.2.0; offers now read \
+         `<mark>: <from> -> <to>`",
+    ),
+];
 
 /// The whole settings document of the policy.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Settings {
-    /// The owner labels to guard; each entry is guarded on its own.
-    #[serde(default = "default_owner_labels")]
-    pub owner_labels: Vec<OwnerLabel>,
+    /// The owner marks to guard: labels and annotations in which tools name an owner.
+    #[serde(default = "default_owner_marks")]
+    pub owner_marks: Vec<OwnerMark>,
     /// Whether an owner label may be added to an existing object that has none.
     #[serde(default)]
     pub adoption: Permission,
@@ -43,8 +58,8 @@ pub struct Settings {
     #[serde(default)]
     pub stamp: bool,
     /// The annotation by which an owner offers an object to another owner.
-    #[serde(default = "default_transfer_annotation")]
-    pub transfer_annotation: String,
+    #[serde(default = "default_offer_annotation")]
+    pub offer_annotation: String,
     /// Writers trusted beside Kubernetes' own control plane, which is always trusted
     /// ([`crate::control_plane`]).
     #[serde(default)]
@@ -124,30 +139,29 @@ where
         .ok_or_else(|| serde::de::Error::unknown_variant(&name, names))
 }
 
-fn default_transfer_annotation() -> String {
-    DEFAULT_TRANSFER_ANNOTATION.to_owned()
+fn default_offer_annotation() -> String {
+    DEFAULT_OFFER_ANNOTATION.to_owned()
 }
 
-fn default_owner_labels() -> Vec<OwnerLabel> {
-    vec![OwnerLabel {
-        key: DEFAULT_OWNER_LABEL.to_owned(),
-        kind_key: None,
-        cluster_kinds: vec!["ClusterExtension".to_owned()],
-        namespaced_kinds: vec!["Extension".to_owned()],
-    }]
+fn default_owner_marks() -> Vec<OwnerMark> {
+    vec![OwnerMark::label(
+        DEFAULT_OWNER_LABEL,
+        &["ClusterExtension"],
+        &["Extension"],
+    )]
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            owner_labels: default_owner_labels(),
+            owner_marks: default_owner_marks(),
             adoption: Permission::default(),
             orphaning: Permission::default(),
             exemptions: Exemptions::default(),
             identities: Vec::new(),
             writes: Writes::default(),
             stamp: false,
-            transfer_annotation: default_transfer_annotation(),
+            offer_annotation: default_offer_annotation(),
             trusted_writers: Vec::new(),
         }
     }
@@ -156,14 +170,15 @@ impl Default for Settings {
 impl Settings {
     /// Parses a settings document; `null` means the defaults. Errors name the offending field.
     pub fn from_json(json: &[u8]) -> Result<Settings, String> {
+        // The document is looked at first for what the types cannot say: renamed settings,
+        // and arrays where objects belong (serde reads a struct from an array of its fields).
+        let document: serde_json::Value =
+            serde_json::from_slice(json).map_err(|error| error.to_string())?;
+        check_objects(&document)?;
         let mut deserializer = serde_json::Deserializer::from_slice(json);
         let settings: Option<Settings> = serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|error| error.to_string())?;
         deserializer.end().map_err(|error| error.to_string())?;
-        // serde also reads a struct from an array of its fields in order; settings are objects.
-        let document: serde_json::Value =
-            serde_json::from_slice(json).map_err(|error| error.to_string())?;
-        check_objects(&document)?;
         Ok(settings.unwrap_or_default())
     }
 
@@ -171,29 +186,47 @@ impl Settings {
     /// Every problem found is reported, each naming its field.
     pub fn validate(&self) -> Result<(), String> {
         let mut problems = Vec::new();
-        if self.owner_labels.is_empty() {
-            problems.push("ownerLabels: list at least one owner label".to_owned());
+        if self.owner_marks.is_empty() {
+            problems.push("ownerMarks: list at least one owner mark".to_owned());
         }
-        let mut keys_seen: Vec<&str> = Vec::new();
-        for (index, entry) in self.owner_labels.iter().enumerate() {
-            let field = format!("ownerLabels[{index}]");
-            check_owner_label(entry, &field, &mut problems);
-            for (name, key) in entry.keys() {
-                if keys_seen.contains(&key) {
+        let mut keys_seen: Vec<(Place, &str)> = Vec::new();
+        for (index, mark) in self.owner_marks.iter().enumerate() {
+            let field = format!("ownerMarks[{index}]");
+            check_owner_mark(mark, &field, &mut problems);
+            let place = mark.place.as_str();
+            for (name, key) in mark.keys() {
+                if keys_seen.contains(&(mark.place, key)) {
                     problems.push(format!(
-                        "{field}.{name}: label {key:?} is already guarded by another entry; \
-                         each label may appear once"
+                        "{field}.{name}: {place} {key:?} is already guarded by another mark; \
+                         each key may appear once"
                     ));
                 }
-                keys_seen.push(key);
+                keys_seen.push((mark.place, key));
             }
+            for (at, other) in mark.same_owner_as.iter().enumerate() {
+                let names_a_mark = self
+                    .owner_marks
+                    .iter()
+                    .any(|candidate| candidate.key == *other && candidate.key != mark.key);
+                if !names_a_mark {
+                    problems.push(format!(
+                        "{field}.sameOwnerAs[{at}]: {other:?} is not the key of another owner mark"
+                    ));
+                }
+            }
+        }
+        if keys_seen.contains(&(Place::Annotation, self.offer_annotation.as_str())) {
+            problems.push(format!(
+                "offerAnnotation: {:?} is an owner mark; the offer needs an annotation of its own",
+                self.offer_annotation
+            ));
         }
         check_names("exemptions.users", &self.exemptions.users, &mut problems);
         check_names("exemptions.groups", &self.exemptions.groups, &mut problems);
-        if let Err(why) = check_label_key(&self.transfer_annotation) {
+        if let Err(why) = check_label_key(&self.offer_annotation) {
             problems.push(format!(
-                "transferAnnotation: {:?} is not a valid annotation key: {why}",
-                self.transfer_annotation
+                "offerAnnotation: {:?} is not a valid annotation key: {why}",
+                self.offer_annotation
             ));
         }
         for (index, identity) in self.identities.iter().enumerate() {
@@ -231,17 +264,21 @@ impl Settings {
     }
 }
 
-/// Rejects an array where the settings have an object: the document, `exemptions`, and the
-/// items of `ownerLabels` and `identities`.
+/// Rejects renamed settings with what to write instead, and an array where the settings have
+/// an object: the document, `exemptions`, and the items of `ownerMarks`, `identities` and
+/// `trustedWriters`.
 fn check_objects(document: &serde_json::Value) -> Result<(), String> {
     if document.is_array() {
         return Err("settings must be a JSON object, not an array".to_owned());
+    }
+    if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| document.get(old).is_some()) {
+        return Err((*instead).to_owned());
     }
     if document["exemptions"].is_array() {
         return Err("exemptions: must be an object with users and groups, not an array".to_owned());
     }
     for (list, example) in [
-        ("ownerLabels", "{key: appID}"),
+        ("ownerMarks", "{label: appID}"),
         ("identities", "{owners: [...], users: [...]}"),
         (
             "trustedWriters",
@@ -249,39 +286,75 @@ fn check_objects(document: &serde_json::Value) -> Result<(), String> {
         ),
     ] {
         let items = document[list].as_array().into_iter().flatten();
-        if let Some(index) = items.into_iter().position(serde_json::Value::is_array) {
+        if let Some(index) = items.clone().position(serde_json::Value::is_array) {
             return Err(format!(
                 "{list}[{index}]: must be an object like {example}, not an array"
+            ));
+        }
+        if list == "ownerMarks"
+            && let Some(index) = items.into_iter().position(|item| item.get("key").is_some())
+        {
+            return Err(format!(
+                "ownerMarks[{index}].key: write `label: K` or `annotation: K` (key was the \
+                 label of ownerLabels before 0.2.0)"
             ));
         }
     }
     Ok(())
 }
 
-/// Checks one owner label entry: its label keys, kind names and contradictions.
-fn check_owner_label(entry: &OwnerLabel, field: &str, problems: &mut Vec<String>) {
-    for (name, key) in entry.keys() {
+/// Checks one owner mark: its keys, its shape and kinds, and contradictions.
+fn check_owner_mark(mark: &OwnerMark, field: &str, problems: &mut Vec<String>) {
+    let place = mark.place.as_str();
+    for (name, key) in mark.keys() {
         if let Err(why) = check_label_key(key) {
             problems.push(format!(
-                "{field}.{name}: {key:?} is not a valid label key: {why}"
+                "{field}.{name}: {key:?} is not a valid {place} key: {why}"
             ));
         }
     }
-    if entry.kind_key.as_deref() == Some(entry.key.as_str()) {
+    for companion in [&mark.kind_key, &mark.namespace_key].into_iter().flatten() {
+        if *companion == mark.key {
+            problems.push(format!(
+                "{field}: the companion key must differ from {:?}; it needs a {place} of its own",
+                mark.key
+            ));
+        }
+    }
+    if mark.kind_key.is_some() && mark.namespace_key.is_some() {
         problems.push(format!(
-            "{field}.kindKey: must differ from key {:?}; the kind needs a label of its own",
-            entry.key
+            "{field}: set kindKey or namespaceKey, not both; a mark has one companion key"
         ));
     }
-    if entry.kind_key.is_some() && !entry.has_kinds() {
+    if mark.kind_key.is_some() && !mark.has_kinds() {
         problems.push(format!(
             "{field}.kindKey: set without clusterKinds or namespacedKinds; list the owner \
-             kinds the kind label may hold, or drop kindKey for opaque owner ids"
+             kinds the kind {place} may hold, or drop kindKey for opaque owner ids"
         ));
     }
+    if mark.namespace_key.is_some() && mark.has_kinds() {
+        problems.push(format!(
+            "{field}.namespaceKey: owners named <namespace>/<name> have no kind; drop \
+             clusterKinds and namespacedKinds"
+        ));
+    }
+    if mark.format == Format::ArgoCdTrackingId {
+        if mark.place != Place::Annotation {
+            problems.push(format!(
+                "{field}.format: ArgoCDTrackingID is read from an annotation \
+                 (argocd.argoproj.io/tracking-id); write `annotation:`"
+            ));
+        }
+        if mark.companion_key().is_some() || mark.has_kinds() {
+            problems.push(format!(
+                "{field}.format: a tracking id names its app alone; drop kindKey, \
+                 namespaceKey and the kinds"
+            ));
+        }
+    }
     for (list, kinds) in [
-        ("clusterKinds", &entry.cluster_kinds),
-        ("namespacedKinds", &entry.namespaced_kinds),
+        ("clusterKinds", &mark.cluster_kinds),
+        ("namespacedKinds", &mark.namespaced_kinds),
     ] {
         for (index, kind) in kinds.iter().enumerate() {
             if let Err(why) = check_kind(kind) {
@@ -294,8 +367,8 @@ fn check_owner_label(entry: &OwnerLabel, field: &str, problems: &mut Vec<String>
             }
         }
     }
-    for kind in &entry.namespaced_kinds {
-        if entry.cluster_kinds.contains(kind) {
+    for kind in &mark.namespaced_kinds {
+        if mark.cluster_kinds.contains(kind) {
             problems.push(format!(
                 "{field}: kind {kind:?} is listed in both clusterKinds and namespacedKinds; \
                  a kind is either cluster-level or confined to its namespace"
@@ -404,18 +477,18 @@ fn check_owner_pattern(pattern: &str, settings: &Settings) -> Result<(), String>
             TEMPLATES.join(" and ")
         ));
     }
-    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '*');
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '*');
     if pattern.is_empty() || !rest.chars().all(allowed) {
         return Err(
-            "is not an owner pattern: use label value characters (alphanumerics, '-', '_', '.'), \
-             '*' wildcards and ${namespace} or ${name}"
+            "is not an owner pattern: use alphanumerics, '-', '_', '.', '/' (between a \
+             namespace and a name), '*' wildcards and ${namespace} or ${name}"
                 .to_owned(),
         );
     }
     let exact = !pattern.contains(['*', '$']);
-    let valid_somewhere = |entry: &OwnerLabel| Claim::of_owner(entry, pattern).owner(entry).is_ok();
-    if exact && !settings.owner_labels.iter().any(valid_somewhere) {
-        return Err("is no valid owner for any of the ownerLabels".to_owned());
+    let valid_somewhere = |mark: &OwnerMark| Claim::of_owner(mark, pattern).owner(mark).is_ok();
+    if exact && !settings.owner_marks.iter().any(valid_somewhere) {
+        return Err("is no valid owner for any of the ownerMarks".to_owned());
     }
     Ok(())
 }
@@ -498,29 +571,29 @@ mod tests {
     fn empty_settings_mean_the_default_design() {
         let settings = parse("{}").unwrap();
         assert_eq!(settings, Settings::default());
-        assert_eq!(settings.owner_labels[0].key, "appID");
-        assert_eq!(settings.owner_labels[0].cluster_kinds, ["ClusterExtension"]);
-        assert_eq!(settings.owner_labels[0].namespaced_kinds, ["Extension"]);
+        assert_eq!(settings.owner_marks[0].key, "appID");
+        assert_eq!(settings.owner_marks[0].cluster_kinds, ["ClusterExtension"]);
+        assert_eq!(settings.owner_marks[0].namespaced_kinds, ["Extension"]);
         assert_eq!(settings.adoption, Permission::Allow);
         assert_eq!(settings.orphaning, Permission::Allow);
-        assert_eq!(settings.transfer_annotation, "single-owner-policy.io/offer");
+        assert_eq!(settings.offer_annotation, "single-owner-policy.io/offer");
         assert_eq!(parse("null").unwrap(), Settings::default());
     }
 
     #[test]
     fn the_three_owner_shapes_are_accepted() {
         let settings = parse(
-            r#"{"ownerLabels": [
-                {"key": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},
-                {"key": "olm.operatorframework.io/owner-name", "kindKey": "olm.operatorframework.io/owner-kind",
+            r#"{"ownerMarks": [
+                {"label": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},
+                {"label": "olm.operatorframework.io/owner-name", "kindKey": "olm.operatorframework.io/owner-kind",
                  "clusterKinds": ["ClusterExtension"]},
-                {"key": "camel.apache.org/operator.id"}
+                {"label": "camel.apache.org/operator.id"}
             ], "adoption": "Deny", "orphaning": "Deny",
                "exemptions": {"users": ["admin"], "groups": ["system:masters"]}}"#,
         )
         .unwrap();
-        assert_eq!(settings.owner_labels.len(), 3);
-        assert!(!settings.owner_labels[2].has_kinds());
+        assert_eq!(settings.owner_marks.len(), 3);
+        assert!(!settings.owner_marks[2].has_kinds());
         assert_eq!(settings.adoption, Permission::Deny);
     }
 
@@ -555,47 +628,47 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             (
                 r#"{"ownerLabel": []}"#,
-                "unknown field `ownerLabel`, expected one of `ownerLabels`",
+                "unknown field `ownerLabel`, expected one of `ownerMarks`",
             ),
             (
-                r#"{"ownerLabels": []}"#,
-                "ownerLabels: list at least one owner label",
+                r#"{"ownerMarks": []}"#,
+                "ownerMarks: list at least one owner mark",
             ),
             (
-                r#"{"ownerLabels": [{"key": "app ID"}]}"#,
-                r#"ownerLabels[0].key: "app ID" is not a valid label key: name "app ID" must be alphanumerics"#,
+                r#"{"ownerMarks": [{"label": "app ID"}]}"#,
+                r#"ownerMarks[0].label: "app ID" is not a valid label key: name "app ID" must be alphanumerics"#,
             ),
             (
-                r#"{"ownerLabels": [{"key": "Example.com/owner"}]}"#,
-                r#"ownerLabels[0].key: "Example.com/owner" is not a valid label key: prefix "Example.com" must be a DNS subdomain"#,
+                r#"{"ownerMarks": [{"label": "Example.com/owner"}]}"#,
+                r#"ownerMarks[0].label: "Example.com/owner" is not a valid label key: prefix "Example.com" must be a DNS subdomain"#,
             ),
             (
-                r#"{"ownerLabels": [{"key": "a"}, {"key": "b", "kindKey": "a", "clusterKinds": ["X"]}]}"#,
-                r#"ownerLabels[1].kindKey: label "a" is already guarded by another entry"#,
+                r#"{"ownerMarks": [{"label": "a"}, {"label": "b", "kindKey": "a", "clusterKinds": ["X"]}]}"#,
+                r#"ownerMarks[1].kindKey: label "a" is already guarded by another mark; each key may appear once"#,
             ),
             (
-                r#"{"ownerLabels": [{"key": "a"}, {"key": "a"}]}"#,
-                r#"ownerLabels[1].key: label "a" is already guarded by another entry"#,
+                r#"{"ownerMarks": [{"label": "a"}, {"label": "a"}]}"#,
+                r#"ownerMarks[1].label: label "a" is already guarded by another mark"#,
             ),
             (
-                r#"{"ownerLabels": [{"key": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}"#,
-                r#"ownerLabels[0]: kind "X" is listed in both clusterKinds and namespacedKinds"#,
+                r#"{"ownerMarks": [{"label": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}"#,
+                r#"ownerMarks[0]: kind "X" is listed in both clusterKinds and namespacedKinds"#,
             ),
             (
-                r#"{"ownerLabels": [{"key": "a", "clusterKinds": ["Cluster.Extension"]}]}"#,
-                r#"ownerLabels[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name"#,
+                r#"{"ownerMarks": [{"label": "a", "clusterKinds": ["Cluster.Extension"]}]}"#,
+                r#"ownerMarks[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name"#,
             ),
             (
-                r#"{"ownerLabels": [{"key": "a", "namespacedKinds": [""]}]}"#,
-                r#"ownerLabels[0].namespacedKinds[0]: "" is not a valid kind name"#,
+                r#"{"ownerMarks": [{"label": "a", "namespacedKinds": [""]}]}"#,
+                r#"ownerMarks[0].namespacedKinds[0]: "" is not a valid kind name"#,
             ),
             (
-                r#"{"ownerLabels": [{"key": "a", "kindKey": "b"}]}"#,
-                "ownerLabels[0].kindKey: set without clusterKinds or namespacedKinds",
+                r#"{"ownerMarks": [{"label": "a", "kindKey": "b"}]}"#,
+                "ownerMarks[0].kindKey: set without clusterKinds or namespacedKinds",
             ),
             (
-                r#"{"ownerLabels": [{"key": "a", "kindKey": "a", "clusterKinds": ["X"]}]}"#,
-                r#"ownerLabels[0].kindKey: must differ from key "a""#,
+                r#"{"ownerMarks": [{"label": "a", "kindKey": "a", "clusterKinds": ["X"]}]}"#,
+                r#"ownerMarks[0]: the companion key must differ from "a"; it needs a label of its own"#,
             ),
             (
                 r#"{"adoption": "allow"}"#,
@@ -606,8 +679,8 @@ mod tests {
                 "orphaning: unknown variant `Never`, expected `Allow` or `Deny`",
             ),
             (
-                r#"{"ownerLabels": [{"kindKey": "b"}]}"#,
-                "ownerLabels[0]: missing field `key`",
+                r#"{"ownerMarks": [{"kindKey": "b"}]}"#,
+                "ownerMarks[0]: set `label` or `annotation`: the key that names the owner",
             ),
             (
                 r#"{"exemptions": {"user": ["a"]}}"#,
@@ -623,8 +696,8 @@ mod tests {
             ),
             (r#"{"writes": "Owner"}"#, "writes: Owner needs identities"),
             (
-                r#"{"transferAnnotation": "offer to"}"#,
-                r#"transferAnnotation: "offer to" is not a valid annotation key"#,
+                r#"{"offerAnnotation": "offer to"}"#,
+                r#"offerAnnotation: "offer to" is not a valid annotation key"#,
             ),
             (r#"{"stamp": true}"#, "stamp: true needs identities"),
             (
@@ -665,7 +738,7 @@ mod tests {
             ),
             (
                 r#"{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}"#,
-                r#"identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerLabels"#,
+                r#"identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerMarks"#,
             ),
             ("[]", "settings must be a JSON object, not an array"),
             (
@@ -673,8 +746,48 @@ mod tests {
                 "exemptions: must be an object with users and groups, not an array",
             ),
             (
-                r#"{"ownerLabels": [["appID"]]}"#,
-                "ownerLabels[0]: must be an object like {key: appID}, not an array",
+                r#"{"ownerMarks": [["appID"]]}"#,
+                "ownerMarks[0]: must be an object like {label: appID}, not an array",
+            ),
+            (
+                r#"{"ownerLabels": [{"key": "appID"}]}"#,
+                "ownerLabels was renamed to ownerMarks in 0.2.0; write each entry's `key: K` as `label: K` (kindKey and the kinds stay), or `annotation: K` for an annotation",
+            ),
+            (
+                r#"{"transferAnnotation": "x/offer"}"#,
+                "transferAnnotation was renamed to offerAnnotation in 0.2.0; offers now read `<mark>: <from> -> <to>`",
+            ),
+            (
+                r#"{"ownerMarks": [{"label": "a"}, {"key": "appID"}]}"#,
+                "ownerMarks[1].key: write `label: K` or `annotation: K` (key was the label of ownerLabels before 0.2.0)",
+            ),
+            (
+                r#"{"ownerMarks": [{"label": "a", "annotation": "a"}]}"#,
+                "ownerMarks[0]: set `label` or `annotation`, not both: a mark is kept in one place",
+            ),
+            (
+                r#"{"ownerMarks": [{"annotation": "meta.helm.sh/release-name", "namespaceKey": "meta.helm.sh/release-namespace", "clusterKinds": ["X"]}]}"#,
+                "ownerMarks[0].namespaceKey: owners named <namespace>/<name> have no kind; drop clusterKinds and namespacedKinds",
+            ),
+            (
+                r#"{"ownerMarks": [{"annotation": "a", "kindKey": "b", "namespaceKey": "c", "clusterKinds": ["X"]}]}"#,
+                "ownerMarks[0]: set kindKey or namespaceKey, not both; a mark has one companion key",
+            ),
+            (
+                r#"{"ownerMarks": [{"label": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID", "namespaceKey": "n"}]}"#,
+                "ownerMarks[0].format: ArgoCDTrackingID is read from an annotation (argocd.argoproj.io/tracking-id); write `annotation:`; ownerMarks[0].format: a tracking id names its app alone; drop kindKey, namespaceKey and the kinds",
+            ),
+            (
+                r#"{"ownerMarks": [{"annotation": "a", "format": "Tracking"}]}"#,
+                "ownerMarks[0].format: unknown variant `Tracking`, expected `Plain` or `ArgoCDTrackingID`",
+            ),
+            (
+                r#"{"ownerMarks": [{"annotation": "a", "sameOwnerAs": ["a", "b"]}]}"#,
+                r#"ownerMarks[0].sameOwnerAs[0]: "a" is not the key of another owner mark; ownerMarks[0].sameOwnerAs[1]: "b" is not the key of another owner mark"#,
+            ),
+            (
+                r#"{"ownerMarks": [{"annotation": "x/offer"}], "offerAnnotation": "x/offer"}"#,
+                r#"offerAnnotation: "x/offer" is an owner mark; the offer needs an annotation of its own"#,
             ),
             (
                 r#"{"identities": [{"owners": ["operator-1"], "users": ["a"]}, [["operator-2"], ["b"]]]}"#,

@@ -90,13 +90,15 @@ pub const TEMPLATES: [Workloads; 4] = [
     ),
 ];
 
-/// One template of an object and the labels it carries.
+/// One template of an object and the labels and annotations it carries.
 #[derive(Debug)]
 pub(crate) struct Template<'a> {
     /// Where it is, as messages name it: `spec.template`, `spec.volumeClaimTemplates[data]`, …
     pub place: String,
     /// The labels it gives what is made from it.
     pub labels: Labels<'a>,
+    /// The annotations it gives what is made from it.
+    pub annotations: Labels<'a>,
 }
 
 /// The places of a kind's templates.
@@ -147,8 +149,13 @@ fn read<'a>(
     match *place {
         Place::One(_) => {
             let place = at_place("");
+            let MetaFields {
+                labels,
+                annotations,
+            } = metadata(value, &place)?;
             templates.push(Template {
-                labels: labels(value, &place)?,
+                labels,
+                annotations,
                 place,
             });
         }
@@ -168,8 +175,13 @@ fn read<'a>(
                     continue;
                 };
                 let place = join(&format!("{list}[{named}]"), template, "");
+                let MetaFields {
+                    labels,
+                    annotations,
+                } = metadata(value, &place)?;
                 templates.push(Template {
-                    labels: labels(value, &place)?,
+                    labels,
+                    annotations,
                     place,
                 });
             }
@@ -211,8 +223,8 @@ fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a R
     Ok(Some(value))
 }
 
-/// The labels of a template (its `metadata.labels`), `place` naming it in errors.
-fn labels<'a>(template: &'a RawValue, place: &str) -> Result<Labels<'a>, String> {
+/// The labels and annotations of a template (its `metadata`), `place` naming it in errors.
+fn metadata<'a>(template: &'a RawValue, place: &str) -> Result<MetaFields<'a>, String> {
     let mut deserializer = serde_json::Deserializer::from_slice(template.get().as_bytes());
     let meta: Option<Meta<'a>> =
         serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
@@ -223,7 +235,7 @@ fn labels<'a>(template: &'a RawValue, place: &str) -> Result<Labels<'a>, String>
                 path => format!("{place}.{path}: {error}"),
             }
         })?;
-    Ok(meta.map(|meta| meta.metadata.labels).unwrap_or_default())
+    Ok(meta.map(|meta| meta.metadata).unwrap_or_default())
 }
 
 fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, String> {
@@ -278,7 +290,7 @@ impl<'de, 'k> Visitor<'de> for Field<'k> {
     }
 }
 
-/// A template's metadata: its labels.
+/// A template's metadata: its labels and annotations.
 #[derive(Deserialize)]
 struct Meta<'a> {
     #[serde(default, borrow, deserialize_with = "null_as_default")]
@@ -289,6 +301,8 @@ struct Meta<'a> {
 struct MetaFields<'a> {
     #[serde(default, borrow, deserialize_with = "null_as_default")]
     labels: Labels<'a>,
+    #[serde(default, borrow, deserialize_with = "null_as_default")]
+    annotations: Labels<'a>,
 }
 
 #[cfg(test)]

@@ -114,41 +114,30 @@ impl Denial {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::owner::Shape;
 
     /// `adoption` or `orphaning` allowed.
     const ALLOWED: Permission = Permission::Allow;
     /// `adoption` or `orphaning` denied.
     const DENIED: Permission = Permission::Deny;
 
-    const NONE: Claim = Claim {
-        value: None,
-        kind: None,
-        paired: false,
-    };
-    const A: Claim = Claim {
-        value: Some("ClusterExtension.a"),
-        kind: None,
-        paired: false,
-    };
-    const B: Claim = Claim {
-        value: Some("ClusterExtension.b"),
-        kind: None,
-        paired: false,
-    };
-    const PAIR_A: Claim = Claim {
-        value: Some("a"),
-        kind: Some("ClusterExtension"),
-        paired: true,
-    };
-    const PAIR_A_AS_EXTENSION: Claim = Claim {
-        value: Some("a"),
-        kind: Some("Extension"),
-        paired: true,
-    };
+    const fn claim(value: Option<&'static str>, kind: Option<&'static str>) -> Claim<'static> {
+        Claim {
+            value,
+            part: kind,
+            shape: if kind.is_some() { Shape::KindPair } else { Shape::Single },
+            malformed: false,
+        }
+    }
+
+    const NONE: Claim = claim(None, None);
+    const A: Claim = claim(Some("ClusterExtension.a"), None);
+    const B: Claim = claim(Some("ClusterExtension.b"), None);
+    const PAIR_A: Claim = claim(Some("a"), Some("ClusterExtension"));
+    const PAIR_A_AS_EXTENSION: Claim = claim(Some("a"), Some("Extension"));
     const HALF_A: Claim = Claim {
-        value: Some("a"),
-        kind: None,
-        paired: true,
+        shape: Shape::KindPair,
+        ..claim(Some("a"), None)
     };
 
     #[test]

@@ -18,7 +18,7 @@
 
 use std::fmt;
 
-use crate::owner::Claim;
+use crate::owner::{Claim, MarkName};
 use crate::request::{AdmissionRequest, Object, ObjectScope, Operation};
 
 /// Every rule the policy applies.
@@ -30,8 +30,10 @@ pub enum Rule {
     Adoption,
     /// An owner is removed while `orphaning: Deny`.
     Orphaning,
-    /// An owner label names no valid owner.
+    /// An owner mark names no valid owner.
     OwnerValue,
+    /// A mark sets a second owner beside another mark's.
+    OneOwner,
     /// A namespaced owner claims a cluster-scoped object.
     ClusterScope,
     /// A namespaced owner claims an object in another namespace.
@@ -52,6 +54,7 @@ impl Rule {
             Rule::Adoption => "adoption",
             Rule::Orphaning => "orphaning",
             Rule::OwnerValue => "owner value",
+            Rule::OneOwner => "one owner",
             Rule::ClusterScope => "cluster scope",
             Rule::NamespaceScope => "namespace scope",
             Rule::Identity => "identity",
@@ -86,8 +89,8 @@ pub struct Violation<'a> {
     /// The rule that failed.
     pub rule: Rule,
     /// The label or annotation the rule guards.
-    pub key: &'a str,
-    /// The template that carries the label, when it is not the object's own.
+    pub mark: MarkName<'a>,
+    /// The template that carries the mark, when it is not the object's own.
     pub template: Option<&'a str>,
     /// The operation and the object it is on.
     pub subject: Subject<'a>,
@@ -103,15 +106,15 @@ impl fmt::Display for Violation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Violation {
             rule,
-            key,
+            mark,
             template,
             subject,
             change,
             reason,
         } = self;
         let key = match template {
-            None => key.to_string(),
-            Some(template) => format!("{key} in {template}"),
+            None => mark.to_string(),
+            Some(template) => format!("{mark} in {template}"),
         };
         let rule = rule.name();
         let Subject {
@@ -216,12 +219,12 @@ pub fn lines(violations: &[Violation<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::owner::Place;
 
     fn claim(value: &str) -> Claim<'_> {
         Claim {
             value: Some(value),
-            kind: None,
-            paired: false,
+            ..Claim::default()
         }
     }
 
@@ -237,7 +240,10 @@ mod tests {
     fn violation<'a>(rule: Rule, object: ObjectRef<'a>, change: Change<'a>) -> Violation<'a> {
         Violation {
             rule,
-            key: "appID",
+            mark: MarkName {
+                place: Place::Label,
+                key: "appID",
+            },
             template: None,
             subject: Subject {
                 operation: Operation::Update,
@@ -259,15 +265,15 @@ mod tests {
         #[rustfmt::skip]
         let rows = [
             (violation(Rule::Orphaning, cluster, moved),
-             r#"appID: orphaning denied for CustomResourceDefinition x from "a" to none: why"#),
+             r#"label appID: orphaning denied for CustomResourceDefinition x from "a" to none: why"#),
             (violation(Rule::OwnerWrites, object("Job", "team-a", ""), Change::kept(claim("a"))),
-             r#"appID: owner writes denied for UPDATE of Job team-a/x, owned by "a": why"#),
+             r#"label appID: owner writes denied for UPDATE of Job team-a/x, owned by "a": why"#),
             (violation(Rule::OwnerChange, object("Pod", "team-a", "status"), Change { old: claim("a"), new: claim("b") }),
-             r#"appID: owner change denied for Pod team-a/x (subresource status) from "a" to "b": why"#),
+             r#"label appID: owner change denied for Pod team-a/x (subresource status) from "a" to "b": why"#),
             (violation(Rule::Offer, ObjectRef { name: "", ..cluster }, Change::kept(Claim::default())),
-             "appID: offer denied for UPDATE of CustomResourceDefinition (generated name), owned by none: why"),
+             "label appID: offer denied for UPDATE of CustomResourceDefinition (generated name), owned by none: why"),
             (Violation { template: Some("spec.template"), ..violation(Rule::Identity, object("Deployment", "team-a", ""), Change { old: Claim::default(), new: claim("b") }) },
-             r#"appID in spec.template: identity denied for Deployment team-a/x from none to "b": why"#),
+             r#"label appID in spec.template: identity denied for Deployment team-a/x from none to "b": why"#),
         ];
         for (violation, message) in rows {
             assert_eq!(violation.to_string(), message);
@@ -286,7 +292,7 @@ mod tests {
         violation.subject.audit = true;
         assert_eq!(
             violation.to_string(),
-            r#"appID: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": why"#
+            r#"label appID: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": why"#
         );
     }
 
@@ -335,7 +341,7 @@ mod tests {
         broken.reason = "offer b\nc\r".to_owned();
         assert_eq!(
             broken.to_string(),
-            r#"appID: owner change denied for ConfigMap team-a/x from "a" to "b\nc": offer b\nc\r"#
+            r#"label appID: owner change denied for ConfigMap team-a/x from "a" to "b\nc": offer b\nc\r"#
         );
     }
 
@@ -350,13 +356,16 @@ mod tests {
             },
         );
         let two = Violation {
-            key: "camel.apache.org/operator.id",
+            mark: MarkName {
+                place: Place::Annotation,
+                key: "camel.apache.org/operator.id",
+            },
             ..one.clone()
         };
         assert_eq!(
             lines(&[one, two]),
-            "appID: owner change denied for ConfigMap team-a/x from \"a\" to \"b\": why\n\
-             camel.apache.org/operator.id: owner change denied for ConfigMap team-a/x from \
+            "label appID: owner change denied for ConfigMap team-a/x from \"a\" to \"b\": why\n\
+             annotation camel.apache.org/operator.id: owner change denied for ConfigMap team-a/x from \
              \"a\" to \"b\": why"
         );
     }
