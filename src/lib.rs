@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! request                      the lean view of an AdmissionRequest
-//! ├── owner                    owner labels, claims and owners
+//! ├── owner                    owner marks (labels, annotations), claims and owners
 //! │   └── scope                the scope table
 //! ├── identity                 identities: which owners a requester acts for
 //! ├── template                 the templates of workloads, read on demand
@@ -34,7 +34,8 @@ pub mod template;
 mod transition;
 mod violation;
 
-pub use settings::Settings;
+pub use owner::{Format, OwnerMark, Place as MarkPlace};
+pub use settings::{Settings, Writes};
 
 use kubewarden_policy_sdk::protocol_version_guest;
 use wapc_guest::{CallResult, register_function};

@@ -1,4 +1,5 @@
-//! Transition rules: how an object's owner may change from the stored object to the new one.
+//! Transition rules: how an object's owner, under one mark, may change from the stored object
+//! to the new one.
 //!
 //! | old  | new  | verdict                                                         |
 //! |------|------|-----------------------------------------------------------------|
@@ -101,11 +102,12 @@ impl Denial {
         match self {
             Denial::OwnerChange => "an object has one owner",
             Denial::Adoption => {
-                "adoption is set to Deny; create objects with their owner label instead of \
-                 labelling existing ones"
+                "adoption is set to Deny; create objects with their owner mark instead of \
+                 marking existing ones"
             }
             Denial::Orphaning => {
-                "orphaning is set to Deny; the owner label stays until the object is deleted"
+                "orphaning is set to Deny; the owner mark stays until the object is deleted, or \
+                 its owner hands it over with an offer"
             }
         }
     }
