@@ -24,16 +24,20 @@ evaluate() {
     [ "$status" -eq 0 ]
 }
 
-# A request whose labels are given as JSON (null: no object):
+# A request whose marks are given as JSON (null: no object): the keys of annotation marks
+# (Camel K's, Helm's, Argo CD's) and the offer go to the annotations, every other key to the
+# labels:
 #   request GROUP KIND NAMESPACE OPERATION OLD NEW [USER]
 request() {
     local file="$BATS_TEST_TMPDIR/request-$RANDOM.json"
     jq -n --arg group "$1" --arg kind "$2" --arg ns "$3" --arg op "$4" \
         --argjson old "$5" --argjson new "$6" --arg user "${7:-kubernetes-admin}" '
         def in_namespace: if $ns == "" then . else . + {namespace: $ns} end;
-        def side($labels): if $labels == null then null else {
+        def annotation: test("^(camel[.]apache[.]org/operator[.]id|meta[.]helm[.]sh/.*|argocd[.]argoproj[.]io/tracking-id|single-owner-policy[.]io/offer)$");
+        def side($marks): if $marks == null then null else {
             apiVersion: (if $group == "" then "v1" else "\($group)/v1" end), kind: $kind,
-            metadata: ({name: "x", labels: $labels} | in_namespace)
+            metadata: ({name: "x", labels: ($marks | if type == "object" then with_entries(select(.key | annotation | not)) else . end),
+                        annotations: ($marks | if type == "object" then with_entries(select(.key | annotation)) else {} end)} | in_namespace)
         } end;
         {
             uid: "e2e", kind: {group: $group, version: "v1", kind: $kind},
@@ -50,9 +54,9 @@ patch() {
     jq -c '.patch | @base64d | fromjson' <<<"$output"
 }
 
-# The end of an owner-change denial: one_owner RECEIVER
+# The end of an owner-change denial: one_owner MARK OWNER RECEIVER
 one_owner() {
-    echo "an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=$1, then the new owner changes the owner label and removes the annotation"
+    echo "an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=\"$1: $2 -> $3\", then the new owner moves the mark and removes the annotation"
 }
 
 allowed() {
@@ -82,21 +86,21 @@ settings_rejected() {
 
 @test "appID: a Helm hook overwriting a foreign CRD's owner is denied" {
     evaluate examples/app-id/settings.yaml examples/app-id/denied-crd-overwritten-by-helm-hook.json
-    denied "appID: owner change denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from \"ClusterExtension.prometheus-operator\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner ClusterExtension.kube-prometheus-stack)"
+    denied "label appID: owner change denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from \"ClusterExtension.prometheus-operator\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner appID ClusterExtension.prometheus-operator ClusterExtension.kube-prometheus-stack)"
 }
 
 @test "appID: adoption is allowed by default and denied under adoption: Deny" {
     evaluate '{}' test_data/crd-update-adoption.json
     allowed
     evaluate '{"adoption": "Deny"}' test_data/crd-update-adoption.json
-    denied 'appID: adoption denied for CustomResourceDefinition foos.example.com from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner label instead of labelling existing ones'
+    denied 'label appID: adoption denied for CustomResourceDefinition foos.example.com from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner mark instead of marking existing ones'
 }
 
 @test "appID: orphaning is allowed by default and denied under orphaning: Deny" {
     evaluate '{}' test_data/crd-update-orphaning.json
     allowed
     evaluate '{"orphaning": "Deny"}' test_data/crd-update-orphaning.json
-    denied 'appID: orphaning denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to none: orphaning is set to Deny; the owner label stays until the object is deleted'
+    denied 'label appID: orphaning denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
 }
 
 @test "appID: an unchanged invalid owner that predates the policy is not re-judged" {
@@ -106,21 +110,21 @@ settings_rejected() {
 
 @test "writes: Owner: a value from before the policy that names no owner freezes nothing" {
     local legacy='{"appID": "payments"}'
-    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" "$legacy")"
+    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" "$legacy")"
     allowed
-    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a DELETE "$legacy" null)"
+    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a DELETE "$legacy" null)"
     allowed
-    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" '{}')"
+    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" '{}')"
     allowed
     # a readable owner stays one
     local owned='{"appID": "ClusterExtension.cert-manager"}'
-    evaluate examples/helm/settings.yaml "$(request "" ConfigMap team-a DELETE "$owned" null)"
-    denied 'appID: owner writes denied for DELETE of ConfigMap team-a/x, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a DELETE "$owned" null)"
+    denied 'label appID: owner writes denied for DELETE of ConfigMap team-a/x, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
 @test "appID: adoption by an owner out of scope is denied" {
     evaluate '{}' "$(request "" ConfigMap team-b UPDATE '{}' '{"appID": "Extension.team-a.argocd"}')"
-    denied 'appID: namespace scope denied for ConfigMap team-b/x from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
+    denied 'label appID: namespace scope denied for ConfigMap team-b/x from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
 }
 
 # --- scope ------------------------------------------------------------------
@@ -132,26 +136,26 @@ settings_rejected() {
 
 @test "scope: an Extension may not own a CRD" {
     evaluate examples/app-id/settings.yaml examples/app-id/denied-crd-claimed-by-extension.json
-    denied "appID: cluster scope denied for CustomResourceDefinition applications.argoproj.io from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
+    denied "label appID: cluster scope denied for CustomResourceDefinition applications.argoproj.io from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
 }
 
 @test "scope: an Extension owns objects in its own namespace only" {
     evaluate examples/app-id/settings.yaml examples/app-id/allowed-configmap-in-own-namespace.json
     allowed
     evaluate examples/app-id/settings.yaml examples/app-id/denied-configmap-in-other-namespace.json
-    denied 'appID: namespace scope denied for ConfigMap team-b/argocd-cm from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
+    denied 'label appID: namespace scope denied for ConfigMap team-b/argocd-cm from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
 }
 
 @test "scope: a Namespace is cluster-scoped whatever namespace the request carries" {
     evaluate examples/app-id/settings.yaml examples/app-id/denied-namespace-claimed-by-extension.json
-    denied "appID: cluster scope denied for Namespace team-a-tools from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
+    denied "label appID: cluster scope denied for Namespace team-a-tools from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
     evaluate '{}' test_data/namespace-create-cluster-owner.json
     allowed
 }
 
 @test "scope: a value that names no configured kind is denied" {
     evaluate examples/app-id/settings.yaml examples/app-id/denied-job-unknown-owner-kind.json
-    denied 'appID: owner value denied for Job team-a/upgrade-crds from none to "HelmRelease.team-a.upgrade": "HelmRelease" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
+    denied 'label appID: owner value denied for Job team-a/upgrade-crds from none to "HelmRelease.team-a.upgrade": "HelmRelease" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
 }
 
 # --- OLM v1's kind/name pair --------------------------------------------------
@@ -163,12 +167,12 @@ settings_rejected() {
 
 @test "olm-v1: a second install taking over a CRD is denied" {
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-crd-taken-over-by-second-install.json
-    denied "olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition certificates.cert-manager.io from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner ClusterExtension.cert-manager-v2)"
+    denied "label olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition certificates.cert-manager.io from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner olm.operatorframework.io/owner-name ClusterExtension.cert-manager ClusterExtension.cert-manager-v2)"
 }
 
 @test "olm-v1: half a kind/name pair is denied" {
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-deployment-half-pair.json
-    denied 'olm.operatorframework.io/owner-name: owner value denied for Deployment cert-manager/cert-manager-webhook from none to name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together'
+    denied 'label olm.operatorframework.io/owner-name: owner value denied for Deployment cert-manager/cert-manager-webhook from none to name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together'
 }
 
 @test "olm-v1: removing both labels orphans the object" {
@@ -180,12 +184,12 @@ settings_rejected() {
 
 @test "camel-k: an Integration moved between operators is denied" {
     evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-moved-between-operators.json
-    denied "camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from \"operator-1\" to \"operator-2\": $(one_owner operator-2)"
+    denied "annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from \"operator-1\" to \"operator-2\": $(one_owner camel.apache.org/operator.id operator-1 operator-2)"
 }
 
-@test "camel-k: release then adoption moves an Integration in two steps" {
-    evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-released.json
-    allowed
+@test "camel-k: removing the operator id, which hands an Integration to the global operator, is denied; adoption is allowed" {
+    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-released-to-global-operator.json
+    denied 'annotation camel.apache.org/operator.id: orphaning denied for Integration shop/orders-route from "operator-1" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
     evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-adopted.json
     allowed
 }
@@ -194,48 +198,84 @@ settings_rejected() {
     evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-create.json
     allowed
     evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-empty-operator-id.json
-    denied 'camel.apache.org/operator.id: owner value denied for Integration shop/orders-route from none to "": the owner label is empty; name an owner or remove it'
+    denied 'annotation camel.apache.org/operator.id: owner value denied for Integration shop/orders-route from none to "": the owner is empty; name an owner or remove it'
 }
 
-@test "every sample request gets the verdict its name announces" {
-    for setup in app-id olm-v1 camel-k helm; do
-        for sample in examples/$setup/*.json; do
-            evaluate "examples/$setup/settings.yaml" "$sample"
+@test "every sample request gets the verdict its name announces (examples/*/)" {
+    local setups=0
+    for setup in examples/*/; do
+        setups=$((setups + 1))
+        for sample in "$setup"*.json; do
+            evaluate "${setup}settings.yaml" "$sample"
             verdict=$(jq -r 'if .allowed then "allowed" else "denied" end' <<<"$output")
             [[ $(basename "$sample") == "$verdict"-* ]]
             [[ $(basename "$sample") == *-stamped.json ]] || [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
         done
     done
+    [ "$setups" -ge 6 ]
 }
 
 # --- the cluster's own writes ------------------------------------------------------
 
+# first_mark SETUP: the first owner mark of examples/SETUP/settings.yaml as JSON, read from
+# the example's own lines (`- label: K` or `- annotation: K`, then `kindKey`, `namespaceKey`,
+# `format` and the first of `clusterKinds`).
+first_mark() {
+    awk '/^ownerMarks:/ { on = 1; next }
+         on && /^  - / && seen { exit }
+         on && /^[^ #]/ { exit }
+         on { sub(/^  - /, "    "); split($0, kv, ": "); gsub(/^ +/, "", kv[1]);
+              if (kv[1] != "") { seen = 1; gsub(/[][]/, "", kv[2]); sub(/,.*/, "", kv[2]);
+                                  printf "%s\t%s\n", kv[1], kv[2] } }' "examples/$1/settings.yaml" |
+        jq -R -s 'split("\n") | map(select(length > 0) | split("\t") | {(.[0]): .[1]}) | add'
+}
+
 # cluster_write SETUP FILE: a request of test_data/cluster-writes/, its `@owner` placeholders
-# expanded into SETUP's owner labels for owner a or b, and `@offer-b` into an offer to b.
+# (written in labels) expanded into SETUP's first owner mark for owner a or b — in the labels
+# or the annotations, with its companion, or as a tracking id of the object — and `@offer-b`
+# into that mark's offer from a to b.
 cluster_write() {
     local file="$BATS_TEST_TMPDIR/$1--$(basename "$2")"
-    jq --arg setup "$1" '
-        def owner($o):
-            if $setup == "olm-v1" then {"olm.operatorframework.io/owner-kind": "ClusterExtension",
-                                        "olm.operatorframework.io/owner-name": $o}
-            elif $setup == "camel-k" then {"camel.apache.org/operator.id": $o}
-            else {appID: "ClusterExtension.\($o)"} end;
-        def offer($o): if $setup == "camel-k" then $o else "ClusterExtension.\($o)" end;
-        walk(if type == "object" and has("@owner") then del(.["@owner"]) + owner(.["@owner"])
-             elif type == "string" and startswith("@offer-") then offer(ltrimstr("@offer-"))
-             else . end)' "$2" >"$file"
+    jq --argjson mark "$(first_mark "$1")" '
+        . as $request
+        | ($mark.label // $mark.annotation) as $key
+        | (if $mark.label then "labels" else "annotations" end) as $place
+        | def id($o): if $mark.kindKey then "\($mark.clusterKinds).\($o)"
+                      elif $mark.namespaceKey then "owners/\($o)"
+                      elif $mark.clusterKinds then "\($mark.clusterKinds).\($o)"
+                      else $o end;
+          def values($o; $object):
+            if $mark.kindKey then {($key): $o, ($mark.kindKey): $mark.clusterKinds}
+            elif $mark.namespaceKey then {($key): $o, ($mark.namespaceKey): "owners"}
+            elif $mark.format == "ArgoCDTrackingID" then
+                {($key): "\($o):\($request.kind.group)/\($request.kind.kind):\($object.metadata.namespace // "")/\($object.metadata.name // $request.name)"}
+            else {($key): id($o)} end;
+          def expand($object):
+            if ($object.labels // {} | has("@owner")) then
+                ($object.labels["@owner"]) as $o
+                | $object | .labels |= del(.["@owner"])
+                | .[$place] = ((.[$place] // {}) + values($o; {metadata: $object}))
+            else $object end;
+          walk(if type == "object" and has("metadata") and (.metadata | type) == "object"
+                  then .metadata |= (. as $m | expand($m) | if (.labels | length) == 0 then del(.labels) else . end)
+               elif type == "string" and startswith("@offer-") then "\($key): \(id("a")) -> \(id(ltrimstr("@offer-")))"
+               else . end)' "$2" >"$file"
     echo "$file"
 }
 
 @test "cluster writes: the control plane is allowed without warnings under every example, people and impostors are still judged (test_data/cluster-writes/table.tsv)" {
-    local setups=(app-id camel-k helm olm-v1) wrong=() rows=0
-    while IFS=$'\t' read -r request app_id camel_k helm olm_v1 why; do
-        [[ $request != request ]] || continue
+    local header setups=() wrong=() rows=0
+    IFS=$'\t' read -r -a header <test_data/cluster-writes/table.tsv
+    setups=("${header[@]:1:${#header[@]}-2}")
+    # One column per example, and an example per column.
+    [ "$(printf '%s\n' "${setups[@]}" | sort)" = "$(cd examples && ls -d */ | tr -d / | sort)" ]
+    while IFS=$'\t' read -r -a row; do
+        [[ ${row[0]} != request ]] || continue
         rows=$((rows + 1))
-        local expected=("$app_id" "$camel_k" "$helm" "$olm_v1")
+        local request=${row[0]}
         # (not `i`: bats' `run` uses it)
         for column in "${!setups[@]}"; do
-            local setup=${setups[$column]}
+            local setup=${setups[$column]} expected=${row[$((column + 1))]}
             evaluate "examples/$setup/settings.yaml" "$(cluster_write "$setup" "test_data/cluster-writes/$request")"
             local got
             got=$(jq -r 'if .allowed and (.warnings // [] | length) == 0 and (.auditAnnotations // {} | length) == 0
@@ -243,8 +283,8 @@ cluster_write() {
                          elif .allowed then "allow with warnings or a patch"
                          elif .status.code == 403 then "deny"
                          else "refused: \(.status.code)" end' <<<"$output")
-            [[ $got == "${expected[$column]}" ]] ||
-                wrong+=("$setup: $request: want ${expected[$column]}, got $got: $(jq -c '.status.message // .warnings' <<<"$output")")
+            [[ $got == "$expected" ]] ||
+                wrong+=("$setup: $request: want $expected, got $got: $(jq -c '.status.message // .warnings' <<<"$output")")
         done
     done <test_data/cluster-writes/table.tsv
     printf '%s\n' "${wrong[@]}"
@@ -257,7 +297,7 @@ cluster_write() {
 @test "exemptions: an exempt user bypasses a denial with a warning and an audit annotation" {
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-clusterrole-takeover-by-exempt-admin.json
     allowed
-    bypassed="exempt user break-glass-admin bypassed: olm.operatorframework.io/owner-name: owner change denied for ClusterRole cert-manager-edit from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner ClusterExtension.cert-manager-v2)"
+    bypassed="exempt user break-glass-admin bypassed: label olm.operatorframework.io/owner-name: owner change denied for ClusterRole cert-manager-edit from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner olm.operatorframework.io/owner-name ClusterExtension.cert-manager ClusterExtension.cert-manager-v2)"
     [ "$(jq -r '.warnings[0]' <<<"$output")" = "$bypassed" ]
     [ "$(jq -r '.auditAnnotations["single-owner-policy-exemption"]' <<<"$output")" = "$bypassed" ]
 }
@@ -265,7 +305,7 @@ cluster_write() {
 @test "exemptions: an exempt group bypasses a denial" {
     evaluate '{"exemptions": {"groups": ["system:serviceaccounts"]}}' test_data/crd-update-owner-change.json
     allowed
-    [[ $(jq -r '.warnings[0]' <<<"$output") == "user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts bypassed: appID: owner change denied for"* ]]
+    [[ $(jq -r '.warnings[0]' <<<"$output") == "user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts bypassed: label appID: owner change denied for"* ]]
 }
 
 @test "a status write that keeps the owner labels, and a DELETE without writes: Owner, are not judged" {
@@ -293,25 +333,25 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
 
 @test "subresource: an owner change through pods/status or namespaces/status is denied, naming it" {
     evaluate '{}' "$(status_write pod-status-update-by-kubelet.json "$MOVE_TO_KPS")"
-    denied "appID: owner change denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner ClusterExtension.kube-prometheus-stack)"
+    denied "label appID: owner change denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner appID ClusterExtension.cert-manager ClusterExtension.kube-prometheus-stack)"
     evaluate '{}' "$(status_write namespace-status-update.json "$MOVE_TO_KPS")"
-    denied "appID: owner change denied for Namespace cert-manager (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner ClusterExtension.kube-prometheus-stack)"
+    denied "label appID: owner change denied for Namespace cert-manager (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner appID ClusterExtension.cert-manager ClusterExtension.kube-prometheus-stack)"
 }
 
 @test "subresource: orphaning through pods/status or namespaces/status is judged like on the object" {
     evaluate '{"orphaning": "Deny"}' "$(status_write pod-status-update-by-kubelet.json "$ORPHAN")"
-    denied 'appID: orphaning denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from "ClusterExtension.cert-manager" to none: orphaning is set to Deny; the owner label stays until the object is deleted'
-    evaluate examples/helm/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN")"
-    denied 'appID: identity denied for Namespace cert-manager (subresource status) from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate examples/helm/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN" system:serviceaccount:helm-releases:cert-manager)"
+    denied 'label appID: orphaning denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from "ClusterExtension.cert-manager" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
+    evaluate test_data/releases/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN")"
+    denied 'label appID: identity denied for Namespace cert-manager (subresource status) from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
+    evaluate test_data/releases/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN" system:serviceaccount:helm-releases:cert-manager)"
     allowed
 }
 
 @test "subresource: an out-of-scope adoption through pods/status or namespaces/status is denied" {
     evaluate '{}' "$(status_write pod-status-update-by-kubelet.json "$ADOPT_BY_TEAM_A")"
-    denied 'appID: namespace scope denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in cert-manager; use an owner from cert-manager or a cluster-level owner'
+    denied 'label appID: namespace scope denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in cert-manager; use an owner from cert-manager or a cluster-level owner'
     evaluate '{}' "$(status_write namespace-status-update.json "$ADOPT_BY_TEAM_A")"
-    denied "appID: cluster scope denied for Namespace cert-manager (subresource status) from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
+    denied "label appID: cluster scope denied for Namespace cert-manager (subresource status) from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
 }
 
 @test "subresource: status writes that keep the labels pass under every example's settings, writes: Owner included" {
@@ -323,38 +363,46 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
     done
     # The same write on the Pod itself is the owner's to make.
     jq 'del(.subResource, .requestSubResource)' test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/main.json"
-    evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/main.json"
-    denied 'appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p, owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    evaluate test_data/releases/settings.yaml "$BATS_TEST_TMPDIR/main.json"
+    denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p, owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
 @test "subresource: a scale update is allowed, whatever its Scale body says" {
-    evaluate examples/helm/settings.yaml test_data/deployment-scale-update.json
+    evaluate test_data/releases/settings.yaml test_data/deployment-scale-update.json
     allowed
     jq '.object.metadata.labels = {"appID": "ClusterExtension.other"}' test_data/deployment-scale-update.json >"$BATS_TEST_TMPDIR/scale.json"
-    evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
+    evaluate test_data/releases/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
     allowed
 }
 
 @test "subresource: an offer made through a status write is judged like one on the object" {
-    jq '.object.metadata.annotations["single-owner-policy.io/offer"] = "ClusterExtension.kube-prometheus-stack"' \
+    jq '.object.metadata.annotations["single-owner-policy.io/offer"] = "appID: ClusterExtension.cert-manager -> ClusterExtension.kube-prometheus-stack"' \
         test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/offer.json"
-    evaluate examples/helm/settings.yaml "$BATS_TEST_TMPDIR/offer.json"
-    denied 'appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)
-single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may offer it or withdraw an offer of it'
+    evaluate test_data/releases/settings.yaml "$BATS_TEST_TMPDIR/offer.json"
+    denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)
+annotation single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may offer it or withdraw an offer of it'
 }
 
-@test "subresource: under writes: Owner, a status write that adds an owner label needs the current owner's requester" {
-    settings='{"ownerLabels": [{"key": "appID", "clusterKinds": ["ClusterExtension"]}, {"key": "camel.apache.org/operator.id"}],
+@test "subresource: under writes: Owner, a status write that adds an owner mark needs the current owner's requester, and is a second owner" {
+    settings='{"ownerMarks": [{"label": "appID", "clusterKinds": ["ClusterExtension"]}, {"annotation": "camel.apache.org/operator.id"}],
                "identities": [{"owners": ["operator-2"], "users": ["alice"]}], "writes": "Owner"}'
-    evaluate "$settings" "$(status_write pod-status-update-by-kubelet.json '.object.metadata.labels["camel.apache.org/operator.id"] = "operator-2"' alice)"
-    denied 'appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user alice acts for "operator-2", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    evaluate "$settings" "$(status_write pod-status-update-by-kubelet.json '.object.metadata.annotations["camel.apache.org/operator.id"] = "operator-2"' alice)"
+    denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user alice acts for "operator-2", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)
+annotation camel.apache.org/operator.id: one owner denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from none to "operator-2": the object is owned by "ClusterExtension.cert-manager" under label appID, and an object has one owner across tools; its owner hands it over with an offer (single-owner-policy.io/offer="appID: ClusterExtension.cert-manager -> camel.apache.org/operator.id: operator-2")'
 }
 
 # --- settings errors ------------------------------------------------------------
 
 @test "settings: an unknown field is named" {
     run --separate-stderr "$KWCTL" run --settings-json '{"ownerLabel": []}' --request-path test_data/crd-delete.json "$POLICY"
-    settings_rejected 'unknown field `ownerLabel`, expected one of `ownerLabels`, `adoption`, `orphaning`, `exemptions`'
+    settings_rejected 'unknown field `ownerLabel`, expected one of `ownerMarks`, `adoption`, `orphaning`, `exemptions`'
+}
+
+@test "settings: the settings renamed in 0.2.0 say what to write instead" {
+    run --separate-stderr "$KWCTL" run --settings-json '{"ownerLabels": [{"key": "appID"}]}' --request-path test_data/crd-delete.json "$POLICY"
+    settings_rejected 'ownerLabels was renamed to ownerMarks in 0.2.0; write each entry'"'"'s `key: K` as `label: K` (kindKey and the kinds stay), or `annotation: K` for an annotation'
+    run --separate-stderr "$KWCTL" run --settings-json '{"transferAnnotation": "x/offer"}' --request-path test_data/crd-delete.json "$POLICY"
+    settings_rejected 'transferAnnotation was renamed to offerAnnotation in 0.2.0; offers now read `<mark>: <from> -> <to>`'
 }
 
 @test "settings: each invalid value names its field" {
@@ -362,12 +410,14 @@ single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-m
         run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
         settings_rejected "$message"
     done <<'EOF'
-{"ownerLabels": []}|ownerLabels: list at least one owner label
-{"ownerLabels": [{"key": "app ID"}]}|ownerLabels[0].key: "app ID" is not a valid label key
-{"ownerLabels": [{"key": "a"}, {"key": "a"}]}|ownerLabels[1].key: label "a" is already guarded by another entry
-{"ownerLabels": [{"key": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}|ownerLabels[0]: kind "X" is listed in both clusterKinds and namespacedKinds
-{"ownerLabels": [{"key": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerLabels[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name
-{"ownerLabels": [{"key": "a", "kindKey": "b"}]}|ownerLabels[0].kindKey: set without clusterKinds or namespacedKinds
+{"ownerMarks": []}|ownerMarks: list at least one owner mark
+{"ownerMarks": [{"label": "app ID"}]}|ownerMarks[0].label: "app ID" is not a valid label key
+{"ownerMarks": [{"annotation": "a"}, {"annotation": "a"}]}|ownerMarks[1].annotation: annotation "a" is already guarded by another mark
+{"ownerMarks": [{"label": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}|ownerMarks[0]: kind "X" is listed in both clusterKinds and namespacedKinds
+{"ownerMarks": [{"label": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerMarks[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name
+{"ownerMarks": [{"label": "a", "kindKey": "b"}]}|ownerMarks[0].kindKey: set without clusterKinds or namespacedKinds
+{"ownerMarks": [{"label": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}]}|ownerMarks[0].format: ArgoCDTrackingID is read from an annotation
+{"ownerMarks": [{"annotation": "h/name", "namespaceKey": "h/namespace", "sameOwnerAs": ["f/name"]}]}|ownerMarks[0].sameOwnerAs[0]: "f/name" is not the key of another owner mark
 {"adoption": "allow"}|adoption: unknown variant `allow`, expected `Allow` or `Deny`
 {"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["*"], "operations": ["DELETE"]}]}|trustedWriters[0].users[0]: "system:serviceaccount:kube-system:*" reaches any service account of kube-system
 {"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}|identities[0].access: unknown variant `Read`, expected `Own` or `Write`
@@ -382,9 +432,9 @@ EOF
     allowed
     [ "$(jq -r '.warnings' <<<"$output")" = null ]
     evaluate "$settings" "$(request "" ConfigMap team-a UPDATE "$owned" '{"appID": "ClusterExtension.b"}' system:k3s-controller)"
-    denied 'appID: owner change denied for ConfigMap team-a/x from "ClusterExtension.a" to "ClusterExtension.b": '"$(one_owner ClusterExtension.b)"
+    denied 'label appID: owner change denied for ConfigMap team-a/x from "ClusterExtension.a" to "ClusterExtension.b": '"$(one_owner appID ClusterExtension.a ClusterExtension.b)"
     evaluate "$settings" "$(request "" Secret team-a DELETE "$owned" null system:k3s-controller)"
-    denied 'appID: owner writes denied for DELETE of Secret team-a/x, owned by "ClusterExtension.a": user system:k3s-controller acts for none, not for "ClusterExtension.a"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    denied 'label appID: owner writes denied for DELETE of Secret team-a/x, owned by "ClusterExtension.a": user system:k3s-controller acts for none, not for "ClusterExtension.a"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
 @test "settings: a YAML settings file is read like JSON" {
@@ -415,30 +465,30 @@ EOF
 
 # --- identities (examples/helm and examples/olm-v1, and inline settings) -------------
 
-CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "identities": [
+CAMEL_IDENTITIES='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}], "identities": [
     {"owners": ["operator-1"], "users": ["system:serviceaccount:camel-k:camel-k-operator"]},
     {"owners": ["operator-2"], "users": ["system:serviceaccount:camel-k-next:camel-k-operator"]}]}'
 
 @test "identity: the two-step takeover (orphan, then adopt) is denied at both steps" {
-    evaluate examples/helm/settings.yaml examples/helm/denied-crd-orphaned-by-admin.json
-    denied 'appID: identity denied for CustomResourceDefinition certificates.cert-manager.io from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:kube-prometheus-stack)"
-    denied 'appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
+    evaluate test_data/releases/settings.yaml test_data/releases/denied-crd-orphaned-by-admin.json
+    denied 'label appID: identity denied for CustomResourceDefinition certificates.cert-manager.io from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
+    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:kube-prometheus-stack)"
+    denied 'label appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
 }
 
 @test "identity: a release may not label something as another release's" {
-    evaluate examples/helm/settings.yaml examples/helm/denied-crd-labelled-for-other-release.json
-    denied 'appID: identity denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from none to "ClusterExtension.kube-prometheus-stack": user system:serviceaccount:helm-releases:cert-manager acts for "ClusterExtension.cert-manager", not for "ClusterExtension.kube-prometheus-stack"; only a requester acting for an owner may set it'
+    evaluate test_data/releases/settings.yaml test_data/releases/denied-crd-labelled-for-other-release.json
+    denied 'label appID: identity denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from none to "ClusterExtension.kube-prometheus-stack": user system:serviceaccount:helm-releases:cert-manager acts for "ClusterExtension.cert-manager", not for "ClusterExtension.kube-prometheus-stack"; only a requester acting for an owner may set it'
 }
 
 @test "writes: Owner: a hook of release B may not patch or delete release A's CRD or Job" {
-    evaluate examples/helm/settings.yaml examples/helm/denied-crd-patched-by-other-release-hook.json
-    denied 'appID: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-    evaluate examples/helm/settings.yaml examples/helm/denied-job-deleted-by-other-release-hook.json
-    denied 'appID: owner writes denied for DELETE of Job cert-manager/upgrade-crds, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-    evaluate examples/helm/settings.yaml examples/helm/allowed-job-deleted-by-own-release-hook.json
+    evaluate test_data/releases/settings.yaml test_data/releases/denied-crd-patched-by-other-release-hook.json
+    denied 'label appID: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    evaluate test_data/releases/settings.yaml test_data/releases/denied-job-deleted-by-other-release-hook.json
+    denied 'label appID: owner writes denied for DELETE of Job cert-manager/upgrade-crds, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    evaluate test_data/releases/settings.yaml test_data/releases/allowed-job-deleted-by-own-release-hook.json
     allowed
-    evaluate examples/helm/settings.yaml examples/helm/allowed-crd-upgrade-by-own-release.json
+    evaluate test_data/releases/settings.yaml test_data/releases/allowed-crd-upgrade-by-own-release.json
     allowed
 }
 
@@ -453,14 +503,14 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-crd-adoption.json
     allowed
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-crd-patched-by-admin.json
-    denied 'olm.operatorframework.io/owner-name: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
+    denied 'label olm.operatorframework.io/owner-name: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
 @test "identity: Camel K operators act for their own operator id only" {
     evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop CREATE null '{"camel.apache.org/operator.id": "operator-1"}' system:serviceaccount:camel-k:camel-k-operator)"
     allowed
     evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop CREATE null '{"camel.apache.org/operator.id": "operator-2"}' system:serviceaccount:camel-k:camel-k-operator)"
-    denied 'camel.apache.org/operator.id: identity denied for Integration shop/x from none to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
+    denied 'annotation camel.apache.org/operator.id: identity denied for Integration shop/x from none to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
 }
 
 @test "identity: templated bindings act for the owners of their own service account" {
@@ -468,18 +518,18 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
     evaluate "$settings" "$(request "" ConfigMap team-a CREATE null '{"appID": "Extension.team-a.argocd"}' system:serviceaccount:team-a:installer)"
     allowed
     evaluate "$settings" "$(request "" ConfigMap team-a CREATE null '{"appID": "Extension.team-a.argocd"}' system:serviceaccount:team-b:installer)"
-    denied 'appID: identity denied for ConfigMap team-a/x from none to "Extension.team-a.argocd": user system:serviceaccount:team-b:installer acts for "Extension.team-b.*", not for "Extension.team-a.argocd"; only a requester acting for an owner may set it'
+    denied 'label appID: identity denied for ConfigMap team-a/x from none to "Extension.team-a.argocd": user system:serviceaccount:team-b:installer acts for "Extension.team-b.*", not for "Extension.team-a.argocd"; only a requester acting for an owner may set it'
 }
 
 @test "stamp: a CREATE by a release's service account gets its owner label" {
-    evaluate examples/helm/settings.yaml examples/helm/allowed-crd-create-stamped.json
+    evaluate test_data/releases/settings.yaml test_data/releases/allowed-crd-create-stamped.json
     allowed
     [ "$(jq -r .patchType <<<"$output")" = JSONPatch ]
     [ "$(patch)" = '[{"op":"add","path":"/metadata/labels","value":{"appID":"ClusterExtension.cert-manager"}}]' ]
 }
 
 @test "stamp: both labels of a kind/name pair are stamped, beside existing labels" {
-    settings='{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name", "kindKey": "olm.operatorframework.io/owner-kind",
+    settings='{"ownerMarks": [{"label": "olm.operatorframework.io/owner-name", "kindKey": "olm.operatorframework.io/owner-kind",
         "clusterKinds": ["ClusterExtension"]}], "identities": [{"owners": ["ClusterExtension.cert-manager"],
         "users": ["system:serviceaccount:operators:cert-manager"]}], "stamp": true}'
     evaluate "$settings" "$(request "" ConfigMap cert-manager CREATE null '{"app": "webhook"}' system:serviceaccount:operators:cert-manager)"
@@ -488,10 +538,10 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
 }
 
 @test "stamp: no stamping on UPDATE, for wildcard-only requesters, or when already labelled" {
-    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{}' system:serviceaccount:helm-releases:cert-manager)"
+    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{}' system:serviceaccount:helm-releases:cert-manager)"
     allowed
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
-    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" CREATE null '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:cert-manager)"
+    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" CREATE null '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:cert-manager)"
     allowed
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
     settings='{"identities": [{"owners": ["ClusterExtension.*"], "users": ["olm"]}], "stamp": true}'
@@ -504,13 +554,13 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
     # A client certificate's CN or a proxy's user name can read system:serviceaccount:…:*; no
     # service account is named so, and a filled-in template value is never a wildcard.
     impostor='system:serviceaccount:helm-releases:*'
-    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{}' "$impostor")"
-    denied 'appID: identity denied for CustomResourceDefinition x from "ClusterExtension.cert-manager" to none: user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
-    denied 'appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
-    evaluate examples/helm/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
+    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{}' "$impostor")"
+    denied 'label appID: identity denied for CustomResourceDefinition x from "ClusterExtension.cert-manager" to none: user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
+    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
+    denied 'label appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
+    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
     [ "$(jq -r .allowed <<<"$output")" = false ]
-    [[ $(jq -r .status.message <<<"$output") == 'appID: owner writes denied for UPDATE of CustomResourceDefinition x'* ]]
+    [[ $(jq -r .status.message <<<"$output") == 'label appID: owner writes denied for UPDATE of CustomResourceDefinition x'* ]]
 }
 
 @test "exemptions override identity rules, with a warning; the garbage collector needs none" {
@@ -519,7 +569,7 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
         examples/olm-v1/denied-crd-patched-by-admin.json >"$break_glass"
     evaluate examples/olm-v1/settings.yaml "$break_glass"
     allowed
-    [[ $(jq -r '.warnings[0]' <<<"$output") == 'exempt user break-glass-admin bypassed: olm.operatorframework.io/owner-name: owner writes denied for UPDATE of CustomResourceDefinition'* ]]
+    [[ $(jq -r '.warnings[0]' <<<"$output") == 'exempt user break-glass-admin bypassed: label olm.operatorframework.io/owner-name: owner writes denied for UPDATE of CustomResourceDefinition'* ]]
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-deployment-deleted-by-garbage-collector.json
     allowed
     [ "$(jq -r '.warnings' <<<"$output")" = null ]
@@ -534,20 +584,22 @@ CAMEL_IDENTITIES='{"ownerLabels": [{"key": "camel.apache.org/operator.id"}], "id
 {"stamp": true}|stamp: true needs identities
 {"identities": [{"owners": ["ClusterExtension.a"]}]}|identities[0]: binds no users or groups
 {"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]: "Extension.${ns}.*" uses the unknown template ${ns}
-{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerLabels
+{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerMarks
 EOF
 }
 
 # --- handoff ---------------------------------------------------------------------------
 
-# An Integration update: handoff USER OLD_OWNER OLD_OFFER NEW_OWNER NEW_OFFER ("" for none)
+# An Integration update: handoff USER OLD_OWNER OLD_OFFER NEW_OWNER NEW_OFFER ("" for none);
+# an offer X is operator-1's offer to X.
 handoff() {
     local file="$BATS_TEST_TMPDIR/handoff-$RANDOM.json"
     jq -n --arg user "$1" --arg old "$2" --arg old_offer "$3" --arg new "$4" --arg new_offer "$5" '
         def side($owner; $offer): {apiVersion: "camel.apache.org/v1", kind: "Integration",
             metadata: {name: "orders-route", namespace: "shop",
-            labels: (if $owner == "" then {} else {"camel.apache.org/operator.id": $owner} end),
-            annotations: (if $offer == "" then {} else {"single-owner-policy.io/offer": $offer} end)}};
+            annotations: ((if $owner == "" then {} else {"camel.apache.org/operator.id": $owner} end)
+                + (if $offer == "" then {} else
+                   {"single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> \($offer)"} end))}};
         {uid: "h", kind: {group: "camel.apache.org", version: "v1", kind: "Integration"},
          resource: {group: "camel.apache.org", version: "v1", resource: "integrations"},
          operation: "UPDATE", namespace: "shop", name: "orders-route",
@@ -568,52 +620,51 @@ OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
     # from, and no step stores the Integration without an owner.
     offered=examples/camel-k/allowed-integration-handoff-1-offered-to-operator-2.json
     accepted=examples/camel-k/allowed-integration-handoff-2-accepted-by-operator-2.json
-    [ "$(jq -c .object.metadata.labels "$offered")" = "$(jq -c .oldObject.metadata.labels "$accepted")" ]
-    [ "$(jq -c .object.metadata.annotations "$offered")" = "$(jq -c .oldObject.metadata.annotations "$accepted")" ]
-    [ "$(jq -r '.object.metadata.labels["camel.apache.org/operator.id"]' "$offered")" = operator-1 ]
-    [ "$(jq -r '.object.metadata.labels["camel.apache.org/operator.id"]' "$accepted")" = operator-2 ]
+    [ "$(jq -c .object.metadata "$offered")" = "$(jq -c .oldObject.metadata "$accepted")" ]
+    [ "$(jq -r '.object.metadata.annotations["camel.apache.org/operator.id"]' "$offered")" = operator-1 ]
+    [ "$(jq -r '.object.metadata.annotations["camel.apache.org/operator.id"]' "$accepted")" = operator-2 ]
 }
 
 @test "handoff: only the offered owner may take the object, and only by consuming the offer" {
     evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-handoff-taken-by-another-operator.json
-    denied 'camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-1" to "operator-3": an object has one owner; the pending offer (single-owner-policy.io/offer) names "operator-2", not "operator-3"'
+    denied 'annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-1" to "operator-3": an object has one owner; the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-1 -> operator-2", which does not hand it to "operator-3"'
     evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-handoff-offer-not-consumed.json
-    denied 'single-owner-policy.io/offer: offer denied for Integration shop/orders-route from "operator-1" to "operator-2": an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update'
+    denied 'annotation single-owner-policy.io/offer: offer denied for Integration shop/orders-route from "operator-1" to "operator-2": an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update'
 }
 
 @test "handoff: without an offer, an owner change names the offer annotation" {
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 "" operator-2 "")"
-    denied 'camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-1" to "operator-2": an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=operator-2, then the new owner changes the owner label and removes the annotation'
+    denied "annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from \"operator-1\" to \"operator-2\": $(one_owner camel.apache.org/operator.id operator-1 operator-2)"
 }
 
 @test "handoff: with identities, only the owner offers or withdraws, only the receiver accepts" {
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 "" operator-1 operator-2)"
     allowed
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 "" operator-1 operator-2)"
-    denied 'single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it'
+    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it'
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-1 "")"
-    denied 'single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it'
+    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may withdraw or change an offer of it'
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 operator-2 operator-1 "")"
     allowed
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-2 "")"
     allowed
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 operator-2 operator-2 "")"
-    denied 'camel.apache.org/operator.id: identity denied for Integration shop/orders-route from "operator-1" to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
+    denied 'annotation camel.apache.org/operator.id: identity denied for Integration shop/orders-route from "operator-1" to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
 }
 
 @test "handoff: a replayed offer cannot move the object back" {
     evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-2 "" operator-1 operator-2)"
     [ "$(jq -r .allowed <<<"$output")" = false ]
-    [[ $(jq -r .status.message <<<"$output") == 'camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-2" to "operator-1": an object has one owner; '* ]]
+    [[ $(jq -r .status.message <<<"$output") == 'annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-2" to "operator-1": an object has one owner; '* ]]
 }
 
 @test "handoff: a CRD cannot be offered to a namespaced kind" {
     file="$BATS_TEST_TMPDIR/crd-offer.json"
     jq '.oldObject.metadata.labels = {"appID": "ClusterExtension.first"} | .object.metadata.labels = {"appID": "ClusterExtension.first"}
-        | .object.metadata.annotations["single-owner-policy.io/offer"] = "Extension.team-a.first"' \
+        | .object.metadata.annotations["single-owner-policy.io/offer"] = "appID: ClusterExtension.first -> Extension.team-a.first"' \
         test_data/crd-update-adoption.json >"$file"
     evaluate '{}' "$file"
-    denied 'single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by "ClusterExtension.first": the offer names "Extension.team-a.first", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
+    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by "ClusterExtension.first": the offer names "Extension.team-a.first", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
 }
 
 @test "handoff: deployed mutating, the policy removes the consumed offer itself" {
@@ -702,14 +753,14 @@ unreadable() {
     evaluate '{}' "$HOSTILE/ten-thousand-labels.json"
     allowed
     evaluate '{}' "$(jq '.object.metadata.labels.appID = "Extension.team-b.x"' "$HOSTILE/ten-thousand-labels.json" >"$BATS_TEST_TMPDIR/l.json"; echo "$BATS_TEST_TMPDIR/l.json")"
-    denied 'appID: namespace scope denied for ConfigMap team-a/argocd-cm from none to "Extension.team-b.x": Extension owners only own objects in their own namespace (team-b), not in team-a; use an owner from team-a or a cluster-level owner'
+    denied 'label appID: namespace scope denied for ConfigMap team-a/argocd-cm from none to "Extension.team-b.x": Extension owners only own objects in their own namespace (team-b), not in team-a; use an owner from team-a or a cluster-level owner'
 }
 
 @test "hostile: a 10 MiB object is judged like a small one" {
     evaluate '{}' "$HOSTILE/ten-mib-object.json"
     allowed
     evaluate '{}' "$(jq '.object.metadata.labels.appID = "Operator.x"' "$HOSTILE/ten-mib-object.json" >"$BATS_TEST_TMPDIR/m.json"; echo "$BATS_TEST_TMPDIR/m.json")"
-    denied 'appID: owner value denied for ConfigMap team-a/argocd-cm from none to "Operator.x": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
+    denied 'label appID: owner value denied for ConfigMap team-a/argocd-cm from none to "Operator.x": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
 }
 
 @test "settings: wrong types and contradictions name the field and the fix" {
@@ -717,13 +768,13 @@ unreadable() {
         run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
         settings_rejected "$message"
     done <<'EOF'
-{"ownerLabels": "appID"}|ownerLabels: invalid type: string "appID", expected a sequence
-{"ownerLabels": [{"key": 1}]}|ownerLabels[0].key: invalid type: integer `1`, expected a string
-{"ownerLabels": [{"key": "a", "clusterKinds": "X"}]}|ownerLabels[0].clusterKinds: invalid type: string "X", expected a sequence
+{"ownerMarks": "appID"}|ownerMarks: invalid type: string "appID", expected a sequence
+{"ownerMarks": [{"label": 1}]}|ownerMarks[0].label: invalid type: integer `1`, expected a string
+{"ownerMarks": [{"label": "a", "clusterKinds": "X"}]}|ownerMarks[0].clusterKinds: invalid type: string "X", expected a sequence
 {"exemptions": []}|exemptions: must be an object with users and groups, not an array
 {"stamp": "yes"}|stamp: invalid type: string "yes", expected a boolean
 {"writes": "owner"}|writes: unknown variant `owner`, expected `Any` or `Owner`
-{"transferAnnotation": "offer to"}|transferAnnotation: "offer to" is not a valid annotation key
+{"offerAnnotation": "offer to"}|offerAnnotation: "offer to" is not a valid annotation key
 {"identities": [{"owners": ["Extension.${namespace}.*"], "users": ["alice"]}]}|identities[0]: every owner uses ${namespace} or ${name}, which only service accounts have, but no user can be one
 {"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}|identities[0].owners[0]: "Cluster Extension/a" is not an owner pattern
 EOF
@@ -816,33 +867,41 @@ replay() {
 }
 
 @test "audit: an owner out of scope, an invalid owner and half a pair fail, naming the owner and the rule" {
-    evaluate examples/helm/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
-    denied "appID: cluster scope: CustomResourceDefinition applications.argoproj.io is owned by \"Extension.team-a.argocd\": $CLUSTER_ONLY"
+    evaluate test_data/releases/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
+    denied "label appID: cluster scope: CustomResourceDefinition applications.argoproj.io is owned by \"Extension.team-a.argocd\": $CLUSTER_ONLY"
     evaluate examples/app-id/settings.yaml "$(replay test_data/configmap-create-other-namespace.json)"
-    denied 'appID: namespace scope: ConfigMap team-b/argocd-cm is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
+    denied 'label appID: namespace scope: ConfigMap team-b/argocd-cm is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
     evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-unknown-kind.json)"
-    denied 'appID: owner value: CustomResourceDefinition applications.argoproj.io is owned by "Operator.argocd": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
+    denied 'label appID: owner value: CustomResourceDefinition applications.argoproj.io is owned by "Operator.argocd": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
     evaluate examples/olm-v1/settings.yaml "$(replay examples/olm-v1/denied-deployment-half-pair.json)"
-    denied 'olm.operatorframework.io/owner-name: owner value: Deployment cert-manager/cert-manager-webhook is owned by name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together'
+    denied 'label olm.operatorframework.io/owner-name: owner value: Deployment cert-manager/cert-manager-webhook is owned by name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together'
 }
 
-@test "audit: a dangling or invalid offer fails" {
-    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json '.metadata.labels = {} | .metadata.annotations["single-owner-policy.io/offer"] = "ClusterExtension.b"')"
-    denied 'single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by none: the object has no owner to hand it over'
-    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json '.metadata.annotations["single-owner-policy.io/offer"] = "Extension.team-a.b"')"
-    denied "single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by \"ClusterExtension.cert-manager\": the offer names \"Extension.team-a.b\", which cannot own the object: $CLUSTER_ONLY"
-    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json '.metadata.annotations["single-owner-policy.io/offer"] = "ClusterExtension.b"')"
+@test "audit: a dangling, invalid or stale offer fails" {
+    local offer='.metadata.annotations["single-owner-policy.io/offer"]'
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json ".metadata.labels = {} | $offer = \"appID: ClusterExtension.a -> ClusterExtension.b\"")"
+    denied 'annotation single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by none: the object has no owner under label appID to hand over'
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json "$offer = \"appID: ClusterExtension.cert-manager -> Extension.team-a.b\"")"
+    denied "annotation single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by \"ClusterExtension.cert-manager\": the offer names \"Extension.team-a.b\", which cannot own the object: $CLUSTER_ONLY"
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json "$offer = \"appID: ClusterExtension.a -> ClusterExtension.b\"")"
+    denied 'annotation single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by "ClusterExtension.cert-manager": the offer is made by "ClusterExtension.a", but the object is owned by "ClusterExtension.cert-manager"; only the owner offers it'
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json "$offer = \"appID: ClusterExtension.cert-manager -> ClusterExtension.b\"")"
     allowed
+}
+
+@test "audit: an object owned under two marks of different tools fails" {
+    evaluate examples/argo-cd/settings.yaml "$(replay examples/argo-cd/denied-configmap-of-helm-release-synced-by-app.json)"
+    denied 'annotation meta.helm.sh/release-name: one owner: ConfigMap shop/web-config is owned by "shop/web": the object is owned by "guestbook" under annotation argocd.argoproj.io/tracking-id, and an object has one owner across tools; its owner hands it over with an offer (single-owner-policy.io/offer="argocd.argoproj.io/tracking-id: guestbook -> meta.helm.sh/release-name: shop/web")'
 }
 
 @test "audit: the runner's --audit sends the scanner's request" {
     [[ $(basename "$KWCTL") == runner ]] || skip "needs the repo's runner (run --audit)"
     jq .object test_data/crd-create-namespaced-owner.json >"$BATS_TEST_TMPDIR/crd.json"
-    run --separate-stderr "$KWCTL" run --audit --settings-path examples/helm/settings.yaml \
+    run --separate-stderr "$KWCTL" run --audit --settings-path test_data/releases/settings.yaml \
         --request-path "$BATS_TEST_TMPDIR/crd.json" "$POLICY"
     [ "$status" -eq 0 ]
     via_flag=$output
-    evaluate examples/helm/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
+    evaluate test_data/releases/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
     [ "$via_flag" = "$output" ]
     [ "$(jq -r .allowed <<<"$output")" = false ]
 }
