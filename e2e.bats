@@ -217,18 +217,35 @@ settings_rejected() {
 
 # --- the cluster's own writes ------------------------------------------------------
 
-# first_mark SETUP: the first owner mark of examples/SETUP/settings.yaml as JSON, read from
-# the example's own lines (`- label: K` or `- annotation: K`, then `kindKey`, `namespaceKey`,
-# `format` and the first of `clusterKinds`).
-first_mark() {
-    awk '/^ownerMarks:/ { on = 1; next }
-         on && /^  - / && seen { exit }
+# nth_mark SETUP N: the N-th owner mark of examples/SETUP/settings.yaml as JSON (null when
+# there is none), read from the example's own lines (`- label: K` or `- annotation: K`, then
+# `kindKey`, `namespaceKey`, `format` and the first of `clusterKinds`).
+nth_mark() {
+    awk -v n="$2" '/^ownerMarks:/ { on = 1; next }
          on && /^[^ #]/ { exit }
-         on { sub(/^  - /, "    "); split($0, kv, ": "); gsub(/^ +/, "", kv[1]);
-              if (kv[1] != "") { seen = 1; gsub(/[][]/, "", kv[2]); sub(/,.*/, "", kv[2]);
-                                  printf "%s\t%s\n", kv[1], kv[2] } }' "examples/$1/settings.yaml" |
+         on && /^  - / { mark++ }
+         on && mark == n { sub(/^  - /, "    "); split($0, kv, ": "); gsub(/^ +/, "", kv[1]);
+              if (kv[1] != "") { gsub(/[][]/, "", kv[2]); sub(/,.*/, "", kv[2]);
+                                 printf "%s\t%s\n", kv[1], kv[2] } }' "examples/$1/settings.yaml" |
         jq -R -s 'split("\n") | map(select(length > 0) | split("\t") | {(.[0]): .[1]}) | add'
 }
+
+# The jq functions that write owner `o` under a mark `$mark` (from nth_mark) on an object of
+# the request `$request`: owner ids in namespace `$ns` for `<namespace>/<name>` owners.
+MARKS_JQ='. as $request |
+    def key($mark): $mark.label // $mark.annotation;
+    def place($mark): if $mark.label then "labels" else "annotations" end;
+    def id($mark; $o): if $mark.kindKey or $mark.clusterKinds then "\($mark.clusterKinds).\($o)"
+                       elif $mark.namespaceKey then "\($ns)/\($o)" else $o end;
+    def values($mark; $o; $metadata):
+        if $mark.kindKey then {(key($mark)): $o, ($mark.kindKey): $mark.clusterKinds}
+        elif $mark.namespaceKey then {(key($mark)): $o, ($mark.namespaceKey): $ns}
+        elif $mark.format == "ArgoCDTrackingID" then
+            {(key($mark)): "\($o):\($request.kind.group)/\($request.kind.kind):\($metadata.namespace // "")/\($metadata.name // $request.name)"}
+        else {(key($mark)): id($mark; $o)} end;
+    def mark($mark; $o): . as $metadata | .[place($mark)] = ((.[place($mark)] // {}) + values($mark; $o; $metadata));
+    def offer($from; $o; $to): "\(key($from)): \(id($from; $o)) -> "
+        + (if $to == $from then id($to; "b") else "\(key($to)): \(id($to; "b"))" end);'
 
 # cluster_write SETUP FILE: a request of test_data/cluster-writes/, its `@owner` placeholders
 # (written in labels) expanded into SETUP's first owner mark for owner a or b — in the labels
@@ -236,31 +253,75 @@ first_mark() {
 # into that mark's offer from a to b.
 cluster_write() {
     local file="$BATS_TEST_TMPDIR/$1--$(basename "$2")"
-    jq --argjson mark "$(first_mark "$1")" '
-        . as $request
-        | ($mark.label // $mark.annotation) as $key
-        | (if $mark.label then "labels" else "annotations" end) as $place
-        | def id($o): if $mark.kindKey then "\($mark.clusterKinds).\($o)"
-                      elif $mark.namespaceKey then "owners/\($o)"
-                      elif $mark.clusterKinds then "\($mark.clusterKinds).\($o)"
-                      else $o end;
-          def values($o; $object):
-            if $mark.kindKey then {($key): $o, ($mark.kindKey): $mark.clusterKinds}
-            elif $mark.namespaceKey then {($key): $o, ($mark.namespaceKey): "owners"}
-            elif $mark.format == "ArgoCDTrackingID" then
-                {($key): "\($o):\($request.kind.group)/\($request.kind.kind):\($object.metadata.namespace // "")/\($object.metadata.name // $request.name)"}
-            else {($key): id($o)} end;
-          def expand($object):
-            if ($object.labels // {} | has("@owner")) then
-                ($object.labels["@owner"]) as $o
-                | $object | .labels |= del(.["@owner"])
-                | .[$place] = ((.[$place] // {}) + values($o; {metadata: $object}))
-            else $object end;
-          walk(if type == "object" and has("metadata") and (.metadata | type) == "object"
-                  then .metadata |= (. as $m | expand($m) | if (.labels | length) == 0 then del(.labels) else . end)
-               elif type == "string" and startswith("@offer-") then "\($key): \(id("a")) -> \(id(ltrimstr("@offer-")))"
+    jq --argjson mark "$(nth_mark "$1" 1)" --arg ns owners "$MARKS_JQ"'
+        walk(if type == "object" and (.labels? | type) == "object" and (.labels | has("@owner"))
+                  then .labels["@owner"] as $o | .labels |= del(.["@owner"]) | mark($mark; $o)
+                       | if (.labels | length) == 0 then del(.labels) else . end
+               elif type == "string" and startswith("@offer-") then offer($mark; "a"; $mark)
                else . end)' "$2" >"$file"
     echo "$file"
+}
+
+# requester SETUP: who acts for SETUP's owners in team-a: the first user of its first
+# identity, a `*` in it read as team-a; kubernetes-admin for an example without identities.
+requester() {
+    local user
+    user=$(awk '/^identities:/ { on = 1 } on && /users: \[/ { match($0, /"[^"]*"/);
+               print substr($0, RSTART + 1, RLENGTH - 2); exit }' "examples/$1/settings.yaml")
+    user=${user:-kubernetes-admin}
+    echo "${user//\*/team-a}"
+}
+
+# marked SETUP OLD NEW: test_data/marks/deployment-update.json by SETUP's requester, its
+# sides marked with words: `a` or `b` (SETUP's first mark names that owner), `other-b` (its
+# second mark names b), `offer-b` (owner a offers the Deployment to b, under the first mark),
+# `offer-other-b` (owner a offers it to b of the second mark); `-` for none.
+marked() {
+    local file="$BATS_TEST_TMPDIR/marked-$RANDOM.json"
+    jq --argjson first "$(nth_mark "$1" 1)" --argjson second "$(nth_mark "$1" 2)" --arg ns team-a \
+        --arg user "$(requester "$1")" --arg old "$2" --arg new "$3" "$MARKS_JQ"'
+        def apply($words): reduce ($words | split(" ")[]) as $word (.;
+              if $word == "a" or $word == "b" then mark($first; $word)
+              elif $word == "other-b" then mark($second; "b")
+              elif $word == "offer-b" then .annotations["single-owner-policy.io/offer"] = offer($first; "a"; $first)
+              elif $word == "offer-other-b" then .annotations["single-owner-policy.io/offer"] = offer($first; "a"; $second)
+              else . end);
+          .userInfo.username = $user
+          | .oldObject.metadata |= apply($old) | .object.metadata |= apply($new)' \
+        test_data/marks/deployment-update.json >"$file"
+    echo "$file"
+}
+
+@test "every example, on its own marks: a move without an offer is denied, offer and accept hand over, keeping is allowed, a second tool's mark is denied" {
+    local crossed=0
+    for dir in examples/*/; do
+        local setup
+        setup=$(basename "$dir")
+        evaluate "${dir}settings.yaml" "$(marked "$setup" a b)"
+        [[ $(jq -r .status.message <<<"$output") == *": owner change denied for Deployment team-a/web from "* ]]
+        evaluate "${dir}settings.yaml" "$(marked "$setup" a "a offer-b")"
+        allowed
+        evaluate "${dir}settings.yaml" "$(marked "$setup" "a offer-b" b)"
+        allowed
+        evaluate "${dir}settings.yaml" "$(marked "$setup" a a)"
+        allowed
+        # A second mark of another tool: one that does not name the same owner as the first
+        local linked
+        linked=$(jq -n --argjson first "$(nth_mark "$setup" 1)" --argjson second "$(nth_mark "$setup" 2)" '
+            def key($m): $m.label // $m.annotation;
+            $second == null or $second.sameOwnerAs == key($first) or $first.sameOwnerAs == key($second)')
+        if [[ $linked == false ]]; then
+            crossed=$((crossed + 1))
+            evaluate "${dir}settings.yaml" "$(marked "$setup" a "a other-b")"
+            [[ $(jq -r .status.message <<<"$output") == *": one owner denied for Deployment team-a/web from none to "* ]]
+            evaluate "${dir}settings.yaml" "$(marked "$setup" a "a offer-other-b")"
+            allowed
+            evaluate "${dir}settings.yaml" "$(marked "$setup" "a offer-other-b" other-b)"
+            allowed
+        fi
+    done
+    # argo-cd and flux guard several tools
+    [ "$crossed" -ge 2 ]
 }
 
 @test "cluster writes: the control plane is allowed without warnings under every example, people and impostors are still judged (test_data/cluster-writes/table.tsv)" {
@@ -672,6 +733,34 @@ OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
     evaluate "$settings" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-2 operator-2)"
     allowed
     [ "$(patch)" = '[{"op":"remove","path":"/metadata/annotations/single-owner-policy.io~1offer"}]' ]
+}
+
+@test "handoff with two marks: moving one mark never withdraws the other's offer (withdrawal needs its owner)" {
+    local settings='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id", "sameOwnerAs": ["appID"]},
+                                    {"label": "appID", "clusterKinds": ["ClusterExtension"]}],
+        "identities": [{"owners": ["operator-1"], "users": ["operator-1"]}, {"owners": ["ClusterExtension.x"], "users": ["x"]}]}'
+    local offered='{"camel.apache.org/operator.id": "operator-1", "single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}'
+    local moved='{"camel.apache.org/operator.id": "operator-1", "appID": "ClusterExtension.x"}'
+    local withdrawn='annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "operator-1": user x acts for "ClusterExtension.x", not for "operator-1"; only a requester acting for an owner may withdraw or change an offer of it'
+    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$offered" "$moved" x)"
+    denied "$withdrawn"
+    # deployed mutating, the policy does not remove it for them either
+    evaluate "$(jq -c '. + {stamp: true}' <<<"$settings")" "$(request camel.apache.org Integration shop UPDATE "$offered" "$(jq -c '. + {"single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}' <<<"$moved")" x)"
+    allowed
+    [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+    # the owner withdraws it
+    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$offered" '{"camel.apache.org/operator.id": "operator-1"}' operator-1)"
+    allowed
+}
+
+@test "handoff with two marks: one mark's owner offers its object while another mark is owned" {
+    local settings='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}, {"label": "appID", "clusterKinds": ["ClusterExtension"]}],
+        "identities": [{"owners": ["operator-1"], "users": ["operator-1"]}, {"owners": ["ClusterExtension.x"], "users": ["x"]}]}'
+    local owned='{"camel.apache.org/operator.id": "operator-1", "appID": "ClusterExtension.x"}'
+    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$owned" "$(jq -c '. + {"single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}' <<<"$owned")" operator-1)"
+    allowed
+    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$owned" "$(jq -c '. + {"single-owner-policy.io/offer": "appID: ClusterExtension.x -> ClusterExtension.y"}' <<<"$owned")" operator-1)"
+    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "ClusterExtension.x": user operator-1 acts for "operator-1", not for "ClusterExtension.x"; only a requester acting for an owner may offer it or withdraw an offer of it'
 }
 
 # --- hostile input: odd requests through the module (see README, "Failure behaviour") ----
