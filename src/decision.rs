@@ -98,7 +98,10 @@ impl<'a> Sides<'a> {
 /// (`podStatusStrategy.PrepareForUpdate` keeps the new object's metadata), so a status write can
 /// move an object between owners; one that keeps them is accepted whoever sends it, since
 /// kubelets and controllers write the status of every owner's objects.
-fn subresource_changes_ownership<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> bool {
+fn subresource_changes_ownership<'a>(
+    request: &'a AdmissionRequest<'a>,
+    settings: &Settings,
+) -> bool {
     if request.operation != Operation::Update {
         return false;
     }
@@ -389,6 +392,11 @@ impl<'a> Reading<'a> {
             orphaning: self.settings.orphaning,
         };
         let offer = self.old_offer.as_deref().and_then(Offer::parse);
+        // Handed over to another mark's owner, which takes it in this update: the object is
+        // never unowned, so neither `orphaning` nor the giver's requester is asked.
+        if new.is_none() && self.handed_across(entry, offer) {
+            return None;
+        }
         let offered = offer.and_then(|offer| offer.to_under(&entry.mark.key, &change.old.id()));
         match transition::judge(entry.old, new, offered, permissions) {
             Judgement::Allow => None,
@@ -415,8 +423,6 @@ impl<'a> Reading<'a> {
             Judgement::Keep => self.check_writes(entry, new),
             // A value that names no owner is nobody's to keep.
             Judgement::Remove if change.old.owner(entry.mark).is_err() => None,
-            // Handed over to another mark's owner, which takes it in this update.
-            Judgement::Remove if self.handed_across(entry, offer) => None,
             Judgement::Remove => self
                 .not_allowed(change.old, "remove", Access::Own)
                 .and_then(|reason| deny(Rule::Identity, reason)),
@@ -446,7 +452,9 @@ impl<'a> Reading<'a> {
         made_by_owner
             && self.siblings(entry).any(|receiver| {
                 receiver.mark.key == offer.to.mark
-                    && receiver.new.is_some_and(|claim| claim.id() == offer.to.owner)
+                    && receiver
+                        .new
+                        .is_some_and(|claim| claim.id() == offer.to.owner)
             })
     }
 
@@ -532,7 +540,9 @@ impl<'a> Reading<'a> {
         let rule = handoff::judge(old, new, moving);
         let creating = self.request.operation == Operation::Create;
         let deny = |reason| {
-            OfferVerdict::Deny(vec![self.offer_violation(Change::kept(Claim::default()), reason)])
+            OfferVerdict::Deny(vec![
+                self.offer_violation(Change::kept(Claim::default()), reason),
+            ])
         };
         match rule {
             OfferRule::Fine => OfferVerdict::Fine,
@@ -545,10 +555,9 @@ impl<'a> Reading<'a> {
                     .filter_map(Offer::parse)
                     .find_map(|offer| self.object_entry(offer.mark).filter(|entry| entry.moves()));
                 match moved {
-                    Some(entry) => OfferVerdict::Deny(vec![self.offer_violation(
-                        entry.change(),
-                        rule.reason(annotation, creating),
-                    )]),
+                    Some(entry) => OfferVerdict::Deny(vec![
+                        self.offer_violation(entry.change(), rule.reason(annotation, creating)),
+                    ]),
                     None => deny(rule.reason(annotation, creating)),
                 }
             }
@@ -584,7 +593,10 @@ impl<'a> Reading<'a> {
         let Some(offer) = Offer::parse(text) else {
             return deny(
                 Change::kept(Claim::default()),
-                format!("the offer {text:?} is not in the form {}", handoff::OFFER_FORM),
+                format!(
+                    "the offer {text:?} is not in the form {}",
+                    handoff::OFFER_FORM
+                ),
             );
         };
         let marks = || {
@@ -598,14 +610,21 @@ impl<'a> Reading<'a> {
         let Some(entry) = self.object_entry(offer.mark) else {
             return deny(
                 Change::kept(Claim::default()),
-                format!("the offer names {:?}, which is no owner mark; the marks are {}", offer.mark, marks()),
+                format!(
+                    "the offer names {:?}, which is no owner mark; the marks are {}",
+                    offer.mark,
+                    marks()
+                ),
             );
         };
         let owner = entry.new.unwrap_or_default();
         if owner.is_none() {
             return deny(
                 Change::kept(owner),
-                format!("the object has no owner under {} to hand over", entry.mark.name()),
+                format!(
+                    "the object has no owner under {} to hand over",
+                    entry.mark.name()
+                ),
             );
         }
         if owner.id() != offer.from {
@@ -618,14 +637,24 @@ impl<'a> Reading<'a> {
                 ),
             );
         }
-        if let Some(reason) = self.not_allowed(owner, "offer it or withdraw an offer of", Access::Own) {
+        if let Some(reason) =
+            self.not_allowed(owner, "offer it or withdraw an offer of", Access::Own)
+        {
             return deny(Change::kept(owner), reason);
         }
-        let Some(receiving) = self.settings.owner_marks.iter().find(|mark| mark.key == offer.to.mark)
+        let Some(receiving) = self
+            .settings
+            .owner_marks
+            .iter()
+            .find(|mark| mark.key == offer.to.mark)
         else {
             return deny(
                 Change::kept(owner),
-                format!("the offer names {:?}, which is no owner mark; the marks are {}", offer.to.mark, marks()),
+                format!(
+                    "the offer names {:?}, which is no owner mark; the marks are {}",
+                    offer.to.mark,
+                    marks()
+                ),
             );
         };
         let to = offer.to.owner;
@@ -636,12 +665,14 @@ impl<'a> Reading<'a> {
             );
         }
         let receiver = Claim::of_owner(receiving, to);
-        self.check_owner(receiving, receiver).err().and_then(|(_, why)| {
-            deny(
-                Change::kept(owner),
-                format!("the offer names {to:?}, which cannot own the object: {why}"),
-            )
-        })
+        self.check_owner(receiving, receiver)
+            .err()
+            .and_then(|(_, why)| {
+                deny(
+                    Change::kept(owner),
+                    format!("the offer names {to:?}, which cannot own the object: {why}"),
+                )
+            })
     }
 
     /// The entry of the object's own mark of key `key`.
@@ -1300,5 +1331,149 @@ mod tests {
         for (request, expected) in rows {
             assert_eq!(decide(&request, &writes), expected, "{request}");
         }
+    }
+
+    /// Settings guarding Argo CD's tracking id and Helm's release annotations (no identities),
+    /// and the metadata of a ConfigMap `shop/web-config` under them.
+    fn tools() -> Value {
+        json!({"ownerMarks": [
+            {"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"},
+            {"annotation": "meta.helm.sh/release-name", "namespaceKey": "meta.helm.sh/release-namespace"}]})
+    }
+
+    fn config_map(operation: &str, old: Value, new: Value) -> Value {
+        let side = |annotations: Value| match annotations {
+            Value::Null => Value::Null,
+            annotations => json!({"metadata": {"name": "web-config", "annotations": annotations}}),
+        };
+        json!({
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "operation": operation, "namespace": "shop", "name": "web-config",
+            "userInfo": {"username": "alice", "groups": ["system:authenticated"]},
+            "oldObject": side(old), "object": side(new),
+        })
+    }
+
+    const TRACKED: &str = "guestbook:/ConfigMap:shop/web-config";
+
+    #[test]
+    fn an_object_has_one_owner_across_tools() {
+        let release =
+            json!({"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop"});
+        let tracked = json!({"argocd.argoproj.io/tracking-id": TRACKED});
+        let both = json!({"argocd.argoproj.io/tracking-id": TRACKED,
+                          "meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop"});
+        let second = |mark: &str, owner: &str, by: &str, by_mark: &str| {
+            Outcome::Deny(vec![format!(
+                "annotation {mark}: one owner denied for ConfigMap shop/web-config from none to \
+                 \"{owner}\": the object is owned by \"{by}\" under annotation {by_mark}, and an \
+                 object has one owner across tools; its owner hands it over with an offer \
+                 (single-owner-policy.io/offer=\"{by_mark}: {by} -> {mark}: {owner}\")"
+            )])
+        };
+        #[rustfmt::skip]
+        let rows = [
+            // an Application syncing a release's object
+            (config_map("UPDATE", release.clone(), both.clone()),
+             second("argocd.argoproj.io/tracking-id", "guestbook", "shop/web", "meta.helm.sh/release-name")),
+            // a release installing an Application's object
+            (config_map("UPDATE", tracked.clone(), both.clone()),
+             second("meta.helm.sh/release-name", "shop/web", "guestbook", "argocd.argoproj.io/tracking-id")),
+            // both at once: the first mark in the settings is the owner
+            (config_map("CREATE", Value::Null, both.clone()),
+             second("meta.helm.sh/release-name", "shop/web", "guestbook", "argocd.argoproj.io/tracking-id")),
+            // two owners from before the policy are not re-judged
+            (config_map("UPDATE", both.clone(), both.clone()), Outcome::Allow),
+            // a copied tracking id names no owner
+            (config_map("UPDATE", release.clone(), json!({"argocd.argoproj.io/tracking-id": "guestbook:/ConfigMap:shop/other",
+                "meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop"})), Outcome::Allow),
+            // swapping tools in one update is a removal and an adoption, allowed without identities
+            (config_map("UPDATE", release.clone(), tracked.clone()), Outcome::Allow),
+        ];
+        for (request, expected) in rows {
+            assert_eq!(decide(&request, &tools()), expected, "{request}");
+        }
+        // Marks that name the same owner may both be set.
+        let mut linked = tools();
+        linked["ownerMarks"][1]["sameOwnerAs"] = json!(["argocd.argoproj.io/tracking-id"]);
+        assert_eq!(
+            decide(&config_map("UPDATE", release, both), &linked),
+            Outcome::Allow
+        );
+    }
+
+    #[test]
+    fn an_offer_hands_over_across_tools_and_lives_no_longer_than_its_owner() {
+        let offer = "single-owner-policy.io/offer";
+        let across = json!({"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop",
+                            offer: "meta.helm.sh/release-name: shop/web -> argocd.argoproj.io/tracking-id: guestbook"});
+        let settings = json!({"ownerMarks": tools()["ownerMarks"], "orphaning": "Deny",
+            "identities": [{"owners": ["guestbook"], "users": ["alice"]}]});
+        // The Application takes it: the release's mark goes without its owner's requester.
+        let taken = config_map(
+            "UPDATE",
+            across.clone(),
+            json!({"argocd.argoproj.io/tracking-id": TRACKED}),
+        );
+        assert_eq!(decide(&taken, &settings), Outcome::Allow);
+        // Another Application does not.
+        let other = config_map(
+            "UPDATE",
+            across,
+            json!({"argocd.argoproj.io/tracking-id": "other:/ConfigMap:shop/web-config"}),
+        );
+        let Outcome::Deny(messages) = decide(&other, &settings) else {
+            panic!("not denied");
+        };
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.starts_with("annotation meta.helm.sh/release-name: orphaning denied")),
+            "{messages:?}"
+        );
+        // A stale offer: made by shop/web, the release is shop/canary now.
+        let stale = json!({"meta.helm.sh/release-name": "canary", "meta.helm.sh/release-namespace": "shop",
+                           offer: "meta.helm.sh/release-name: shop/web -> shop/web-v2"});
+        let moved = json!({"meta.helm.sh/release-name": "web-v2", "meta.helm.sh/release-namespace": "shop"});
+        assert_eq!(
+            decide(&config_map("UPDATE", stale, moved), &tools()),
+            Outcome::Deny(vec![
+                "annotation meta.helm.sh/release-name: owner change denied for ConfigMap \
+                 shop/web-config from \"shop/canary\" to \"shop/web-v2\": an object has one \
+                 owner; the pending offer (single-owner-policy.io/offer) is \
+                 \"meta.helm.sh/release-name: shop/web -> shop/web-v2\", which does not hand it \
+                 to \"shop/web-v2\""
+                    .to_owned()
+            ])
+        );
+    }
+
+    #[test]
+    fn stamping_writes_the_mark_where_it_lives_and_never_a_second_owner() {
+        let settings = json!({"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}],
+            "identities": [{"owners": ["operator-1"], "users": [OPERATOR_1]}], "stamp": true});
+        let create = integration("CREATE", OPERATOR_1, Value::Null, json!({}));
+        assert_eq!(
+            decide(&create, &settings),
+            Outcome::Mutate(Mutation {
+                annotations: vec![(
+                    "camel.apache.org/operator.id".to_owned(),
+                    "operator-1".to_owned()
+                )],
+                labels: Vec::new(),
+                remove_annotation: None,
+            })
+        );
+        let mut two = settings.clone();
+        two["ownerMarks"] =
+            json!([{"label": "appID"}, {"annotation": "camel.apache.org/operator.id"}]);
+        let owned = integration(
+            "CREATE",
+            OPERATOR_1,
+            Value::Null,
+            json!({"labels": {"appID": "operator-1"}}),
+        );
+        assert_eq!(decide(&owned, &two), Outcome::Allow);
     }
 }

@@ -54,7 +54,10 @@ impl<'a> Offer<'a> {
             None => Receiver { mark, owner: to },
         };
         let words = [mark, from, to.mark, to.owner];
-        if words.iter().any(|word| word.is_empty() || word.contains(char::is_whitespace)) {
+        if words
+            .iter()
+            .any(|word| word.is_empty() || word.contains(char::is_whitespace))
+        {
             return None;
         }
         Some(Offer { mark, from, to })
@@ -62,7 +65,7 @@ impl<'a> Offer<'a> {
 
     /// The receiver an accepting update moves `mark`'s owner to, if this offer, made under
     /// `mark` by `owner`, hands the object to another owner of the same mark.
-    pub fn to_under(&self, mark: &str, owner: &str) -> Option<&'a str> {
+    pub fn to_under(self, mark: &str, owner: &str) -> Option<&'a str> {
         (self.mark == mark && self.from == owner && self.to.mark == mark).then_some(self.to.owner)
     }
 }
@@ -108,7 +111,13 @@ pub fn judge(old: Option<&str>, new: Option<&str>, moves: impl Fn(&str) -> bool)
 
 /// What to do instead of changing the owner under `mark` from one (`from`) to another (`to`),
 /// given the offer the object carries, if any.
-pub fn change_hint(annotation: &str, offered: Option<&str>, mark: &str, from: &str, to: &str) -> String {
+pub fn change_hint(
+    annotation: &str,
+    offered: Option<&str>,
+    mark: &str,
+    from: &str,
+    to: &str,
+) -> String {
     match offered {
         None => format!(
             "to hand it over, its owner offers it by setting the annotation \
@@ -116,7 +125,9 @@ pub fn change_hint(annotation: &str, offered: Option<&str>, mark: &str, from: &s
             offer_text(mark, from, mark, to)
         ),
         Some(offered) => {
-            format!("the pending offer ({annotation}) is {offered:?}, which does not hand it to {to:?}")
+            format!(
+                "the pending offer ({annotation}) is {offered:?}, which does not hand it to {to:?}"
+            )
         }
     }
 }
@@ -177,7 +188,11 @@ mod tests {
         ];
         for (old, new, moving, expected) in rows {
             let moves = |mark: &str| moving.contains(&mark);
-            assert_eq!(judge(old, new, moves), expected, "{old:?} -> {new:?}, {moving:?}");
+            assert_eq!(
+                judge(old, new, moves),
+                expected,
+                "{old:?} -> {new:?}, {moving:?}"
+            );
         }
     }
 
@@ -228,7 +243,13 @@ mod tests {
     fn hints_give_the_offer_to_write() {
         let key = "camel.apache.org/operator.id";
         assert_eq!(
-            change_hint("single-owner-policy.io/offer", None, key, "operator-1", "operator-2"),
+            change_hint(
+                "single-owner-policy.io/offer",
+                None,
+                key,
+                "operator-1",
+                "operator-2"
+            ),
             "to hand it over, its owner offers it by setting the annotation \
              single-owner-policy.io/offer=\"camel.apache.org/operator.id: operator-1 -> operator-2\", \
              then the new owner moves the mark and removes the annotation"

@@ -102,7 +102,10 @@ mod tests {
     #[test]
     fn annotations_are_stamped_beside_the_others() {
         let stamp = Mutation {
-            annotations: vec![("camel.apache.org/operator.id".to_owned(), "operator-1".to_owned())],
+            annotations: vec![(
+                "camel.apache.org/operator.id".to_owned(),
+                "operator-1".to_owned(),
+            )],
             ..Mutation::default()
         };
         let object = json!({"metadata": {"annotations": {"note": "x"}}});

@@ -162,7 +162,11 @@ impl OwnerMark {
     pub fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
         std::iter::once((self.place.as_str(), self.key.as_str()))
             .chain(self.kind_key.as_deref().map(|key| ("kindKey", key)))
-            .chain(self.namespace_key.as_deref().map(|key| ("namespaceKey", key)))
+            .chain(
+                self.namespace_key
+                    .as_deref()
+                    .map(|key| ("namespaceKey", key)),
+            )
     }
 
     /// The companion key, if the mark is a pair.
@@ -591,7 +595,8 @@ mod tests {
         "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}"#;
     const CAMEL: &str = r#"{"annotation": "camel.apache.org/operator.id"}"#;
     const HELM: &str = r#"{"annotation": "meta.helm.sh/release-name", "namespaceKey": "meta.helm.sh/release-namespace"}"#;
-    const ARGO: &str = r#"{"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}"#;
+    const ARGO: &str =
+        r#"{"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}"#;
     const OLM_NAME: &str = "olm.operatorframework.io/owner-name";
     const OLM_KIND: &str = "olm.operatorframework.io/owner-kind";
     const RELEASE: &str = "meta.helm.sh/release-name";
@@ -753,7 +758,11 @@ mod tests {
 
     #[test]
     fn a_mark_is_a_label_or_an_annotation() {
-        let error = |json: &str| serde_json::from_str::<OwnerMark>(json).unwrap_err().to_string();
+        let error = |json: &str| {
+            serde_json::from_str::<OwnerMark>(json)
+                .unwrap_err()
+                .to_string()
+        };
         assert_eq!(
             error(r#"{"label": "a", "annotation": "a"}"#),
             "set `label` or `annotation`, not both: a mark is kept in one place"
@@ -762,7 +771,10 @@ mod tests {
             error(r#"{"clusterKinds": ["X"]}"#),
             "set `label` or `annotation`: the key that names the owner"
         );
-        assert_eq!(mark(CAMEL).name().to_string(), "annotation camel.apache.org/operator.id");
+        assert_eq!(
+            mark(CAMEL).name().to_string(),
+            "annotation camel.apache.org/operator.id"
+        );
         assert_eq!(mark(APP_ID).name().to_string(), "label appID");
     }
 }

@@ -127,7 +127,11 @@ mod tests {
         Claim {
             value,
             part: kind,
-            shape: if kind.is_some() { Shape::KindPair } else { Shape::Single },
+            shape: if kind.is_some() {
+                Shape::KindPair
+            } else {
+                Shape::Single
+            },
             malformed: false,
         }
     }

@@ -8,10 +8,21 @@ use std::path::{Path, PathBuf};
 use serde_yaml::Value;
 use single_owner_policy::policy;
 
-const SETUPS: [&str; 4] = ["app-id", "olm-v1", "camel-k", "helm"];
-
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The examples: every directory of examples/.
+fn setups() -> Vec<String> {
+    let mut setups: Vec<String> = fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .filter(|entry| entry.file_type().unwrap().is_dir())
+        .map(|entry| entry.file_name().into_string().unwrap())
+        .collect();
+    setups.sort();
+    assert!(setups.len() >= 6, "{setups:?}");
+    setups
 }
 
 fn yaml(path: PathBuf) -> Value {
@@ -21,7 +32,7 @@ fn yaml(path: PathBuf) -> Value {
 #[test]
 fn policies_agree_with_metadata_and_their_settings_file() {
     let metadata = yaml(root().join("metadata.yml"));
-    for setup in SETUPS {
+    for setup in setups() {
         let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
         let settings = yaml(root().join(format!("examples/{setup}/settings.yaml")));
         let spec = &policy["spec"];
@@ -123,9 +134,9 @@ fn policies_have_rules_the_audit_scanner_replays() {
         "apiservices",
     ];
     let mut documents = vec![("metadata.yml".to_owned(), metadata["rules"].clone())];
-    for setup in SETUPS {
+    for setup in setups() {
         let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
-        documents.push((setup.to_owned(), policy["spec"]["rules"].clone()));
+        documents.push((setup.clone(), policy["spec"]["rules"].clone()));
     }
     for (name, rules) in &documents {
         let resources = audited(rules);
@@ -162,7 +173,7 @@ fn policies_route_label_changing_subresources() {
         "namespaces/finalize",
         "certificatesigningrequests/approval",
     ];
-    for setup in SETUPS {
+    for setup in setups() {
         let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
         let routed = |resource: &str| {
             policy["spec"]["rules"]
@@ -190,7 +201,7 @@ fn policies_route_label_changing_subresources() {
 
 #[test]
 fn samples_get_the_verdict_their_name_announces() {
-    for setup in SETUPS {
+    for setup in setups() {
         let dir = root().join(format!("examples/{setup}"));
         let settings: serde_json::Value =
             serde_yaml::from_value(yaml(dir.join("settings.yaml"))).unwrap();
