@@ -340,12 +340,13 @@ impl<'a> Claim<'a> {
                 malformed: false,
             };
         }
-        let Some(id) = value else {
+        // A template's objects are not made yet: no tracking id in it names them.
+        let (Some(id), Some(own)) = (value, marks.object) else {
             return Claim::default();
         };
         match parse_tracking_id(id) {
             // As Argo CD reads it: an id that names another object is no one's mark here.
-            Some((app, object)) if marks.object.is_some_and(|own| own.is(&object)) => Claim {
+            Some((app, object)) if own.is(&object) => Claim {
                 value: Some(app),
                 shape,
                 ..Claim::default()
@@ -690,13 +691,15 @@ mod tests {
 
     #[test]
     fn a_tracking_id_in_a_template_names_no_owner() {
-        let annotations = map(&[(TRACKING, "guestbook:apps/Deployment:shop/web")]);
-        let marks = Marks {
-            labels: &Labels::new(),
-            annotations: &annotations,
-            object: None,
-        };
-        assert!(Claim::read(&mark(ARGO), &marks).is_none());
+        for id in ["guestbook:apps/Deployment:shop/web", "guestbook", ""] {
+            let annotations = map(&[(TRACKING, id)]);
+            let marks = Marks {
+                labels: &Labels::new(),
+                annotations: &annotations,
+                object: None,
+            };
+            assert!(Claim::read(&mark(ARGO), &marks).is_none(), "{id:?}");
+        }
     }
 
     #[test]

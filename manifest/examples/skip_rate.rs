@@ -22,8 +22,6 @@ use std::time::{Duration, Instant};
 use single_owner_manifest::traffic::{self, LEASES, Tally};
 use support::{Conditions, Verdict, settings, variables, verdict};
 
-const SETUPS: [&str; 4] = ["app-id", "olm-v1", "camel-k", "helm"];
-
 /// The goal for setups without stamping: under this fraction of the writes sent.
 const GOAL: f64 = 0.10;
 
@@ -51,7 +49,14 @@ fn main() -> ExitCode {
     let mut tallies = Vec::new();
     let mut evaluation = Duration::ZERO;
     let mut evaluations = 0u32;
-    for setup in SETUPS {
+    let mut setups: Vec<String> = std::fs::read_dir(root.join("examples"))
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .filter(|entry| entry.file_type().unwrap().is_dir())
+        .map(|entry| entry.file_name().into_string().unwrap())
+        .collect();
+    setups.sort();
+    for setup in &setups {
         let path = root.join(format!("examples/{setup}/settings.yaml"));
         let (parsed, json) = settings(&std::fs::read_to_string(path).unwrap());
         let conditions = Conditions::of(&parsed);

@@ -1,22 +1,45 @@
 //! The match conditions: CEL the API server evaluates before it calls the webhook, derived from
-//! the settings so that a request reaches policy-server exactly when the policy could deny it,
-//! mutate it or warn on it (a warning is an exempt requester's bypassed denial).
+//! the settings so that a request reaches policy-server whenever the policy could deny it,
+//! mutate it or warn on it (a warning is an exempt requester's bypassed denial), and as seldom
+//! otherwise as portable CEL allows.
+//!
+//! **Guarded marks.** The policy reads owner marks (`ownerMarks`): each mark is a label
+//! (`label: K`, read in `metadata.labels`) or an annotation (`annotation: K`, read in
+//! `metadata.annotations`), and its companion key (`kindKey` or `namespaceKey`) lives in the
+//! same place. A *guarded mark* below is one such `(place, key)`: a mark's key or its companion,
+//! in the mark's place ([`guarded_marks`]). The offer is the annotation `offerAnnotation`.
+//! What the policy reads of a mark, and what the conditions test of it:
+//!
+//! | mark | the policy reads (`src/owner.rs`, `Claim::read`) | the conditions test |
+//! |---|---|---|
+//! | one key: the kind in the value, or an opaque id | the value | the key: present, or set on one side only or to another value |
+//! | a pair: `kindKey` or `namespaceKey` beside the key | both keys, in the mark's place; one without the other is a half pair, which is denied | each key on its own, as above: a half pair is judged too |
+//! | an Argo CD tracking id (`format: ArgoCDTrackingID`) | `<app>:<group>/<kind>:<namespace>/<name>`: the app, when the object part names the object the mark is on (its group, kind and name, and its namespace unless it is cluster-scoped); no owner when it names another object; a value that does not split so is a malformed claim, denied — in a template too, where a well-formed id names no owner | the key, as above: present, or its value differs |
+//!
+//! Portable CEL cannot take a tracking id apart (`split`, `indexOf` and `substring` are
+//! Kubernetes' string extensions, not the standard definitions), so the conditions do not ask
+//! whether an id names the object it is on, nor which app it names: a CREATE that carries the
+//! id of another object, or an UPDATE that changes only the object part of an id that names
+//! another object either way, is sent and allowed — more than the policy judges, never less.
+//! On both sides of an UPDATE the object is the same (the API server refuses a body whose name
+//! is not the one it updates), so a value that does not change is a claim that does not change.
 //!
 //! What the policy judges, by operation (`src/decision.rs`, `Sides::of` and the rules after it):
 //!
 //! | request | the policy can act when | the condition sends it when |
 //! |---|---|---|
 //! | any, by a trusted writer on what it is trusted with (`src/control_plane.rs`) | never: allowed before any rule | never |
-//! | CREATE of an object | the object carries a guarded label (`key` or `kindKey`) or the offer, or one of its templates carries a guarded label; with `stamp: true`, whenever the requester acts for one owner | the object carries a guarded label or the offer, or the kind is a workload kind (below) whose template carries a guarded label; with `stamp: true`, also when an identity binds the requester |
+//! | CREATE of an object | the object claims an owner under a guarded mark, carries a half pair or a malformed tracking id, or carries the offer, or one of its templates carries a guarded mark; with `stamp: true`, whenever the requester acts for one owner | the object carries a guarded mark or the offer, or the kind is a workload kind (below) whose template carries a guarded mark; with `stamp: true`, also when an identity binds the requester |
 //! | CREATE of a subresource (`pods/binding`, …) | never | never |
-//! | UPDATE, object or subresource | a guarded label or the offer differs between the sides | the same |
-//! | UPDATE of the object, workload kinds | also when a guarded label of a template differs between the sides | also when a guarded label of `spec.template`, `spec.jobTemplate` or `spec.jobTemplate.spec.template` differs, or when either side's `spec.volumeClaimTemplates` or ephemeral volume claim templates carry one |
-//! | UPDATE of the object, `writes: Owner` | also when it keeps an owner | also when the stored object carries a guarded label |
-//! | DELETE of the object, `writes: Owner` | the stored object carries a guarded label | the same |
+//! | UPDATE, object or subresource | a mark's claim or the offer differs between the sides | a guarded mark or the offer differs: set on one side only, or to another value |
+//! | UPDATE of the object, workload kinds | also when a mark's claim in a template differs between the sides | also when a guarded mark of `spec.template`, `spec.jobTemplate` or `spec.jobTemplate.spec.template` differs (labels and annotations alike), or when either side's `spec.volumeClaimTemplates` or ephemeral volume claim templates carry one |
+//! | UPDATE of the object, `writes: Owner` | also when it keeps an owner | also when the stored object carries a guarded mark |
+//! | DELETE of the object, `writes: Owner` | the stored object names an owner under a guarded mark | the stored object carries a guarded mark |
 //! | DELETE otherwise, CONNECT | never | never |
 //!
 //! The workload kinds and their templates, as `src/template.rs` reads them — on writes of the
-//! object itself, never of a subresource ([`TEMPLATES`]):
+//! object itself, never of a subresource ([`TEMPLATES`]); a template's marks are read in its
+//! `metadata.labels` and `metadata.annotations`, as the object's are:
 //!
 //! | kind | templates |
 //! |---|---|
@@ -28,10 +51,11 @@
 //! The kind is tested first (`request.kind.group`, `request.kind.kind`), so that a custom
 //! resource whose `spec.template` is a string is never read as a template.
 //!
-//! An UPDATE that keeps every guarded label and the offer is allowed whoever sends it (the
-//! transition is `none → none` or `A → A`, the offer rule is "unchanged", and only
-//! `writes: Owner` looks at who keeps an owner), so under `writes: Any` the condition sends an
-//! UPDATE only when it changes what the policy guards.
+//! An UPDATE that keeps every guarded mark and the offer is allowed whoever sends it (each
+//! mark's transition is `none → none` or `A → A`, the offer rule is "unchanged" and consumes
+//! nothing, the one-owner rule judges only a mark being set, and only `writes: Owner` looks at
+//! who keeps an owner), so under `writes: Any` the condition sends an UPDATE only when it changes
+//! what the policy guards.
 //!
 //! **The trusted control plane.** The policy allows a trusted writer's request on a resource and
 //! with an operation it is trusted with before any rule (`control_plane::trusts`), so those are
@@ -64,32 +88,34 @@
 //! to policy-server; no condition is evaluated for them.
 //!
 //! **Null-safety.** `object` is null on DELETE and `oldObject` on CREATE; an object may have no
-//! `metadata`, and metadata no `labels` or `annotations` (the API server omits empty maps). Every
-//! access is guarded by `!= null` or `has()`, so the expression never errors on what the API
-//! server sends — under `failurePolicy: Fail` an error would refuse the request. `request` is
-//! the typed AdmissionRequest, whose `subResource`, `userInfo.username` and `userInfo.groups`
-//! are omitted when empty: they are read through `has()` too; its `kind` and `resource`, and
-//! their `group`, are always there. A workload's fields are objects or absent, never null: the
-//! API server decodes the built-in kinds into their types before admission.
+//! `metadata`, and metadata no `labels` or `annotations` (the API server omits empty maps), and
+//! so may a template's. Every access is guarded by `!= null` or `has()`, so the expression never
+//! errors on what the API server sends — under `failurePolicy: Fail` an error would refuse the
+//! request. `request` is the typed AdmissionRequest, whose `subResource`, `userInfo.username`
+//! and `userInfo.groups` are omitted when empty: they are read through `has()` too; its `kind`
+//! and `resource`, and their `group`, are always there. A workload's fields are objects or
+//! absent, never null: the API server decodes the built-in kinds into their types before
+//! admission. Label and annotation values are strings, compared with `!=` only.
 //!
 //! **Portable CEL**: `has()`, `in` on maps and lists, map indexing with quoted keys, `==`, `!=`,
 //! `>=`, `!`, `&&`, `||`, `_ ? _ : _`, string `+`, `size()`, `startsWith`, `endsWith`,
 //! `contains`, `exists`, and list and map literals of one type each (Kubernetes checks literals
 //! to be homogeneous) — the standard definitions, which cel-go (Kubernetes) and cel-rust (the
-//! tests) share. No optional types, no `cel.bind`, no regular expressions.
+//! tests) share. No optional types, no `cel.bind`, no regular expressions, no string extensions.
 //!
-//! **Why not an `objectSelector`.** An objectSelector sees labels only: an offer annotation on
-//! an object without an owner label — which the policy denies — would never reach it, and
-//! under `writes: Any` it would send every update of an owned object, changed or not. So the
-//! generator always writes matchConditions.
+//! **Why not an `objectSelector`.** An objectSelector sees labels only: an annotation mark, or
+//! an offer annotation on an object without an owner label — which the policy denies — would
+//! never reach it; its expressions are ANDed, so a lone companion key (half of a pair) would
+//! escape a selector on the key; and under `writes: Any` it would send every update of an owned
+//! object, changed or not. So the generator always writes matchConditions.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use single_owner_policy::Settings;
 use single_owner_policy::control_plane::{
     self, KUBE_SYSTEM_GROUP, KUBE_SYSTEM_PREFIX, NODE_PREFIX, NODES_GROUP, Trust, Writer,
 };
 use single_owner_policy::template::{Place, TEMPLATES};
+use single_owner_policy::{MarkPlace, Settings};
 
 /// Kubernetes' limit on the number of match conditions of a webhook.
 pub const MAX_CONDITIONS: usize = 64;
@@ -115,8 +141,9 @@ pub struct MatchCondition {
 /// The match conditions for these settings. The API server calls the webhook when all of them
 /// are true, so each operation's case is an implication (`request.operation != 'CREATE' || …`)
 /// beside one condition that names the operations judged at all, and each class of trusted
-/// writers has a condition false for its writes: together they are true exactly for the
-/// requests the policy could deny, mutate or warn on (see the module documentation).
+/// writers has a condition false for its writes: together they are true for every request the
+/// policy could deny, mutate or warn on, and for few others — those where portable CEL cannot
+/// read a tracking id as the policy does (see the module documentation).
 pub fn match_conditions(settings: &Settings) -> Vec<MatchCondition> {
     operations(settings)
         .into_iter()
@@ -136,23 +163,56 @@ pub fn guards_writes(settings: &Settings) -> bool {
     settings.writes == owner && !settings.identities.is_empty()
 }
 
-/// The label keys the policy reads: each entry's `key` and `kindKey`, in order, once.
-pub fn guarded_labels(settings: &Settings) -> Vec<&str> {
-    let mut keys: Vec<&str> = Vec::new();
-    for entry in &settings.owner_labels {
-        for key in std::iter::once(entry.key.as_str()).chain(entry.kind_key.as_deref()) {
-            if !keys.contains(&key) {
-                keys.push(key);
+/// The guarded marks, as `(place, key)`: each mark's key and its companion (`kindKey` or
+/// `namespaceKey`), in the mark's place, in the order of `ownerMarks`, once.
+pub fn guarded_marks(settings: &Settings) -> Vec<(MarkPlace, &str)> {
+    let mut marks: Vec<(MarkPlace, &str)> = Vec::new();
+    for mark in &settings.owner_marks {
+        for (_, key) in mark.keys() {
+            if !marks.contains(&(mark.place, key)) {
+                marks.push((mark.place, key));
             }
         }
     }
-    keys
+    marks
+}
+
+/// The guarded keys by the map they are read in.
+#[derive(Debug, Clone, Default)]
+struct Keys<'a> {
+    /// Guarded label keys.
+    labels: Vec<&'a str>,
+    /// Guarded annotation keys.
+    annotations: Vec<&'a str>,
+}
+
+impl<'a> Keys<'a> {
+    fn of(settings: &'a Settings) -> Keys<'a> {
+        let mut keys = Keys::default();
+        for (place, key) in guarded_marks(settings) {
+            match place {
+                MarkPlace::Label => keys.labels.push(key),
+                MarkPlace::Annotation => keys.annotations.push(key),
+            }
+        }
+        keys
+    }
+
+    /// Each map of metadata with the guarded keys read in it (and `extra`, for annotations),
+    /// leaving out a map without any.
+    fn maps(&self, extra: Option<&'a str>) -> Vec<(&'static str, Vec<&'a str>)> {
+        let annotations = self.annotations.iter().copied().chain(extra).collect();
+        [(LABELS, self.labels.clone()), (ANNOTATIONS, annotations)]
+            .into_iter()
+            .filter(|(_, keys)| !keys.is_empty())
+            .collect()
+    }
 }
 
 /// The conditions, named, as expression trees.
 fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
-    let labels = guarded_labels(settings);
-    let annotation = settings.transfer_annotation.as_str();
+    let keys = Keys::of(settings);
+    let offer = settings.offer_annotation.as_str();
     let writes = guards_writes(settings);
     let stamps = settings.stamp && !settings.identities.is_empty();
 
@@ -166,31 +226,31 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
     )];
 
     let mut create = vec![
-        carries(NEW, &labels, annotation),
-        templates_carry(NEW, &labels),
+        carries(NEW, &keys, Some(offer)),
+        templates_carry(NEW, &keys),
     ];
     if stamps {
         create.push(bound_requester(settings));
     }
     let name = match stamps {
-        true => "create-carries-owner-label-or-offer-or-may-be-stamped",
-        false => "create-carries-owner-label-or-offer",
+        true => "create-carries-owner-mark-or-offer-or-may-be-stamped",
+        false => "create-carries-owner-mark-or-offer",
     };
     let create = and([not_subresource(), or(create)]);
     conditions.push((name, or([atom("request.operation != 'CREATE'"), create])));
 
-    let mut update: Vec<Expr> = labels
-        .iter()
-        .map(|key| differs(&[METADATA, LABELS], key))
-        .chain([differs(&[METADATA, ANNOTATIONS], annotation)])
+    let mut update: Vec<Expr> = keys
+        .maps(Some(offer))
+        .into_iter()
+        .map(|(map, keys)| map_differs(&[METADATA, map], &keys))
         .collect();
-    update.push(and([not_subresource(), templates_differ(&labels)]));
+    update.push(and([not_subresource(), templates_differ(&keys)]));
     if writes {
-        update.push(and([not_subresource(), carries(OLD, &labels, None)]));
+        update.push(and([not_subresource(), carries(OLD, &keys, None)]));
     }
     let name = match writes {
-        true => "update-changes-owner-label-or-offer-or-keeps-owner",
-        false => "update-changes-owner-label-or-offer",
+        true => "update-changes-owner-mark-or-offer-or-keeps-owner",
+        false => "update-changes-owner-mark-or-offer",
     };
     conditions.push((
         name,
@@ -198,7 +258,7 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
     ));
 
     if writes {
-        let delete = and([not_subresource(), carries(OLD, &labels, None)]);
+        let delete = and([not_subresource(), carries(OLD, &keys, None)]);
         conditions.push((
             "delete-of-owned-object",
             or([atom("request.operation != 'DELETE'"), delete]),
@@ -235,60 +295,39 @@ fn not_subresource() -> Expr {
     atom("(!has(request.subResource) || request.subResource == '')")
 }
 
-/// Whether one of `keys` is in the map `map` (an expression).
+/// Whether one of `keys` is in the map `map` (an expression): `'key' in map`, or for several
+/// keys `[…].exists(key, key in map)`, which names the map once.
 fn holds_any(map: &str, keys: &[&str]) -> Expr {
-    or(keys
-        .iter()
-        .map(|key| atom(format!("{} in {map}", quote(key)))))
-}
-
-/// Whether `side` carries any of the labels `keys`, or the annotation.
-fn carries<'a>(side: &str, keys: &[&str], annotation: impl Into<Option<&'a str>>) -> Expr {
-    let mut maps = vec![and([
-        atom(format!("has({side}.metadata.labels)")),
-        holds_any(&format!("{side}.metadata.labels"), keys),
-    ])];
-    if let Some(annotation) = annotation.into() {
-        maps.push(and([
-            atom(format!("has({side}.metadata.annotations)")),
-            atom(format!(
-                "{} in {side}.metadata.annotations",
-                quote(annotation)
-            )),
-        ]));
+    match keys {
+        [key] => atom(format!("{} in {map}", quote(key))),
+        keys => Expr::Exists(
+            Box::new(strings(keys.iter())),
+            "key".to_owned(),
+            Box::new(atom(format!("key in {map}"))),
+        ),
     }
-    and([
-        atom(format!("{side} != null")),
-        atom(format!("has({side}.metadata)")),
-        or(maps),
-    ])
 }
 
-/// Whether `side` has `key` in the map at `path`.
-fn has_key(side: &str, path: &[&str], key: &str) -> Expr {
-    and([
-        atom(format!("{side} != null")),
-        present(side, path),
-        atom(format!("{} in {}", quote(key), select(side, path))),
-    ])
+/// Whether the metadata at `path` of `base` (an object, or a template item) holds a guarded
+/// key in one of its maps, or the annotation `extra`. `base` itself is not tested for null.
+fn metadata_holds(base: &str, path: &[&str], keys: &Keys, extra: Option<&str>) -> Expr {
+    let metadata: Vec<&str> = path.iter().copied().chain([METADATA]).collect();
+    let maps = keys.maps(extra).into_iter().map(|(map, keys)| {
+        let at: Vec<&str> = metadata.iter().copied().chain([map]).collect();
+        and([
+            atom(format!("has({})", select(base, &at))),
+            holds_any(&select(base, &at), &keys),
+        ])
+    });
+    and([present(base, &metadata), or(maps)])
 }
 
-/// Whether `key` of the map at `path` differs between the sides: set on one side only, or to
-/// another value.
-fn differs(path: &[&str], key: &str) -> Expr {
-    let quoted = quote(key);
-    Expr::Cond(
-        Box::new(has_key(OLD, path, key)),
-        Box::new(or([
-            Expr::Not(Box::new(has_key(NEW, path, key))),
-            atom(format!(
-                "{}[{quoted}] != {}[{quoted}]",
-                select(OLD, path),
-                select(NEW, path)
-            )),
-        ])),
-        Box::new(has_key(NEW, path, key)),
-    )
+/// Whether `side` carries a guarded mark, or the annotation `extra` (the offer).
+fn carries(side: &str, keys: &Keys, extra: Option<&str>) -> Expr {
+    and([
+        atom(format!("{side} != null")),
+        metadata_holds(side, &[], keys, extra),
+    ])
 }
 
 /// Whether the request's object is one of `kinds`, by its group and kind.
@@ -308,47 +347,32 @@ fn kind_is(kinds: &[(&str, &[&str])]) -> Expr {
     }))
 }
 
-/// A template's path followed by its labels.
-fn labels_of<'p>(template: &[&'p str]) -> Vec<&'p str> {
-    template.iter().copied().chain([METADATA, LABELS]).collect()
-}
-
-/// Whether `side` carries a guarded label in a template at `place`.
-fn place_carries(side: &str, place: &Place, keys: &[&str]) -> Expr {
+/// Whether `side` carries a guarded mark in a template at `place`.
+fn place_carries(side: &str, place: &Place, keys: &Keys) -> Expr {
     match *place {
-        Place::One(path) => {
-            let labels = labels_of(path);
-            and([
-                atom(format!("{side} != null")),
-                present(side, &labels),
-                holds_any(&select(side, &labels), keys),
-            ])
-        }
+        Place::One(path) => and([
+            atom(format!("{side} != null")),
+            metadata_holds(side, path, keys, None),
+        ]),
         Place::Each {
             list,
             item,
             template,
             ..
-        } => {
-            let labels = labels_of(template);
-            and([
-                atom(format!("{side} != null")),
-                present(side, list),
-                Expr::Exists(
-                    Box::new(atom(select(side, list))),
-                    item.to_owned(),
-                    Box::new(and([
-                        present(item, &labels),
-                        holds_any(&select(item, &labels), keys),
-                    ])),
-                ),
-            ])
-        }
+        } => and([
+            atom(format!("{side} != null")),
+            present(side, list),
+            Expr::Exists(
+                Box::new(atom(select(side, list))),
+                item.to_owned(),
+                Box::new(metadata_holds(item, template, keys, None)),
+            ),
+        ]),
     }
 }
 
-/// Whether `side`, an object of a workload kind, carries a guarded label in a template.
-fn templates_carry(side: &str, keys: &[&str]) -> Expr {
+/// Whether `side`, an object of a workload kind, carries a guarded mark in a template.
+fn templates_carry(side: &str, keys: &Keys) -> Expr {
     or(TEMPLATES.iter().map(|(kinds, places)| {
         and([
             kind_is(kinds),
@@ -357,12 +381,15 @@ fn templates_carry(side: &str, keys: &[&str]) -> Expr {
     }))
 }
 
-/// Whether a guarded label of a template differs between the sides of an UPDATE of a workload:
+/// Whether a guarded mark of a template differs between the sides of an UPDATE of a workload:
 /// for a list of templates, whether either side's list carries one.
-fn templates_differ(keys: &[&str]) -> Expr {
+fn templates_differ(keys: &Keys) -> Expr {
     or(TEMPLATES.iter().map(|(kinds, places)| {
         let places = places.iter().map(|place| match *place {
-            Place::One(path) => labels_differ(&labels_of(path), keys),
+            Place::One(path) => or(keys.maps(None).into_iter().map(|(map, keys)| {
+                let at: Vec<&str> = path.iter().copied().chain([METADATA, map]).collect();
+                map_differs(&at, &keys)
+            })),
             Place::Each { .. } => or([
                 place_carries(OLD, place, keys),
                 place_carries(NEW, place, keys),
@@ -381,9 +408,10 @@ fn map_or_empty(side: &str, path: &[&str]) -> Expr {
     )
 }
 
-/// Whether one of `keys` of the map at `path` differs between the sides: set on one side only,
-/// or to another value. Each side's map is read once, bound by a one-element list.
-fn labels_differ(path: &[&str], keys: &[&str]) -> Expr {
+/// Whether one of `keys` of the map at `path` (of the objects, or of a template in them) differs
+/// between the sides: set on one side only, or to another value. Each side's map is read once,
+/// bound by a one-element list, and is `{}` where a side has none (`null` on CREATE and DELETE).
+fn map_differs(path: &[&str], keys: &[&str]) -> Expr {
     let key = match keys {
         [key] => quote(key),
         _ => "key".to_owned(),
@@ -916,7 +944,8 @@ fn plus(operands: Vec<Expr>) -> Expr {
     Expr::Infix("+", operands)
 }
 
-/// A conjunction, nested conjunctions flattened into it; one operand stands alone.
+/// A conjunction, nested conjunctions flattened into it; one operand stands alone, and none
+/// is `true`.
 fn and(operands: impl IntoIterator<Item = Expr>) -> Expr {
     let mut flat = Vec::new();
     for operand in operands {
@@ -926,12 +955,14 @@ fn and(operands: impl IntoIterator<Item = Expr>) -> Expr {
         }
     }
     match flat.len() {
+        0 => atom("true"),
         1 => flat.pop().expect("one operand"),
         _ => Expr::And(flat),
     }
 }
 
-/// A disjunction, nested disjunctions flattened into it; one operand stands alone.
+/// A disjunction, nested disjunctions flattened into it; one operand stands alone, and none
+/// is `false`.
 fn or(operands: impl IntoIterator<Item = Expr>) -> Expr {
     let mut flat = Vec::new();
     for operand in operands {
@@ -941,6 +972,7 @@ fn or(operands: impl IntoIterator<Item = Expr>) -> Expr {
         }
     }
     match flat.len() {
+        0 => atom("false"),
         1 => flat.pop().expect("one operand"),
         _ => Expr::Or(flat),
     }
@@ -1182,8 +1214,10 @@ mod tests {
     #[test]
     fn long_expressions_are_laid_out_within_the_width() {
         let settings = Settings::from_json(
-            br#"{"ownerLabels": [{"key": "olm.operatorframework.io/owner-name",
-                 "kindKey": "olm.operatorframework.io/owner-kind", "clusterKinds": ["A"]}],
+            br#"{"ownerMarks": [{"label": "olm.operatorframework.io/owner-name",
+                 "kindKey": "olm.operatorframework.io/owner-kind", "clusterKinds": ["A"]},
+                 {"annotation": "meta.helm.sh/release-name",
+                  "namespaceKey": "meta.helm.sh/release-namespace"}],
                  "identities": [{"owners": ["A.*"], "users": ["u"]}], "writes": "Owner",
                  "trustedWriters": [{"users": ["k3s", "k3s-*-agent"], "resources": ["*", "pods/status"],
                                      "operations": ["UPDATE"]}]}"#,
@@ -1207,6 +1241,64 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn marks_are_read_in_their_place_with_their_companions() {
+        let settings = Settings::from_json(
+            br#"{"ownerMarks": [
+                 {"label": "app", "kindKey": "app-kind", "clusterKinds": ["A"]},
+                 {"annotation": "meta.helm.sh/release-name",
+                  "namespaceKey": "meta.helm.sh/release-namespace"},
+                 {"annotation": "app"},
+                 {"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}],
+                 "offerAnnotation": "example.com/offer"}"#,
+        )
+        .unwrap();
+        settings.validate().unwrap();
+        assert_eq!(
+            guarded_marks(&settings),
+            [
+                (MarkPlace::Label, "app"),
+                (MarkPlace::Label, "app-kind"),
+                (MarkPlace::Annotation, "meta.helm.sh/release-name"),
+                (MarkPlace::Annotation, "meta.helm.sh/release-namespace"),
+                (MarkPlace::Annotation, "app"),
+                (MarkPlace::Annotation, "argocd.argoproj.io/tracking-id"),
+            ]
+        );
+        let keys = Keys::of(&settings);
+        let differs = |map, keys: &[&str]| map_differs(&[METADATA, map], keys).flat();
+        let labels = differs(LABELS, &["app", "app-kind"]);
+        let annotations = differs(
+            ANNOTATIONS,
+            &[
+                "meta.helm.sh/release-name",
+                "meta.helm.sh/release-namespace",
+                "app",
+                "argocd.argoproj.io/tracking-id",
+                "example.com/offer",
+            ],
+        );
+        assert!(labels.contains("oldObject.metadata.labels"));
+        assert!(annotations.contains("oldObject.metadata.annotations"));
+        let (_, update) = &operations(&settings)[2];
+        assert_eq!(
+            update.flat(),
+            or([
+                atom("request.operation != 'UPDATE'"),
+                atom(labels),
+                atom(annotations),
+                and([not_subresource(), templates_differ(&keys)]),
+            ])
+            .flat()
+        );
+        // A template's annotations are read beside its labels.
+        assert!(
+            update
+                .flat()
+                .contains("object.spec.template.metadata.annotations")
+        );
     }
 
     #[test]

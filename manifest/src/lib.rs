@@ -14,7 +14,7 @@ use single_owner_policy::Settings;
 pub use conditions::{MatchCondition, match_conditions};
 
 /// The policy module the manifests deploy (`tests` keep it equal to the examples').
-pub const MODULE: &str = "registry://ghcr.io/single-owner-policy/policies/single-owner:v0.1.0";
+pub const MODULE: &str = "registry://ghcr.io/single-owner-policy/policies/single-owner:v0.2.0";
 
 /// Reads a settings file (YAML, or JSON, which is YAML too) as the policy reads its settings,
 /// and checks it as policy-server does when it loads the policy.
@@ -104,7 +104,7 @@ pub fn manifest(name: &str, mode: Mode, settings_yaml: &str) -> Result<String, S
         yaml.push_str("  # DELETE is evaluated because of `writes: Owner`.\n");
     }
     if mutating {
-        yaml.push_str("  # mutating: the policy stamps owner labels (`stamp: true`).\n");
+        yaml.push_str("  # mutating: the policy stamps owner marks (`stamp: true`).\n");
     }
     yaml.push_str(&format!(
         "  mutating: {mutating}\n  backgroundAudit: true\n  rules:\n    \
@@ -143,9 +143,9 @@ pub const SUBRESOURCES: [(&str, &str); 3] = [
     ("certificatesigningrequests", "approval"),
 ];
 
-const OTHER_RULES: &str = r#"    # Status writes of most built-in kinds persist label changes (a Pod's, a Namespace's, …),
+const OTHER_RULES: &str = r#"    # Status writes of most built-in kinds persist metadata changes (a Pod's, a Namespace's, …),
     # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
-    # an owner label or the offer (see README, "Subresources").
+    # an owner mark (label or annotation) or the offer (see README, "Subresources").
     - apiGroups: ["*"]
       apiVersions: ["*"]
       resources: @SUBRESOURCES@

@@ -7,22 +7,22 @@
 //! rules and its `namespaceSelector` counts: `kube-system` and `kubewarden` are left out, so the
 //! control plane's own leader election is not in the mix.
 //!
-//! | category | per hour | why | owner labels |
+//! | category | per hour | why | owner marks |
 //! |---|--:|---|---|
 //! | `node-lease` | 7,200 | each kubelet renews its Lease in `kube-node-lease` every 10 s | none |
 //! | `leader-lease` | 10,800 | six operators' leader election renews every 2 s (client-go's retry period) | none |
 //! | `event` | 2,000 | kubelet and controllers create Events (1,500) and bump their count (500) | none |
-//! | `pod-status` | 1,200 | kubelets' `pods/status` writes: readiness, restarts, rollouts | 10% of pods (charts that template the install's labels into pods) |
+//! | `pod-status` | 1,200 | kubelets' `pods/status` writes: readiness, restarts, rollouts | 10% of pods (charts that template the install's marks into pods; never a tracking id) |
 //! | `node-status` | 240 | `nodes/status` every 5 minutes per node | none |
-//! | `endpointslice` | 600 | the EndpointSlice controller follows pods; slices copy their Service's labels | 50% (owned Services) |
-//! | `endpoints` | 300 | the Endpoints controller follows pods; Endpoints copy their Service's labels | 50% |
-//! | `service-handoff` | 6 | two Services handed over to another install: their slices and Endpoints follow the new owner (relabelled, one slice created) | the change itself |
-//! | `replicaset` | 300 | the Deployment controller scales ReplicaSets (100), the ReplicaSet controller writes `replicasets/status` (200) | 10% (from pod templates) |
+//! | `endpointslice` | 600 | the EndpointSlice controller follows pods; slices copy their Service's labels, not its annotations | 50% (owned Services) of label marks |
+//! | `endpoints` | 300 | the Endpoints controller follows pods; Endpoints copy their Service's labels, not its annotations | 50% of label marks |
+//! | `service-handoff` | 6 | two Services handed over to another install: their slices and Endpoints follow the new owner (relabelled, one slice created) | the change itself, of label marks |
+//! | `replicaset` | 300 | the Deployment controller scales ReplicaSets (100), the ReplicaSet controller writes `replicasets/status` (200) | 10% (labels from pod templates, annotations from the Deployment: a tracking id names the Deployment) |
 //! | `rollout` | 24 | three rollouts: the Deployment controller creates a ReplicaSet from the template, scales the old one down twice and deletes the oldest; the ReplicaSet controller creates and deletes Pods | 60% (from templates) |
 //! | `deployment` | 260 | `deployments/status` (200), `deployments/scale` by the HPA (30), spec updates by the owner's installer (30) | 60% |
 //! | `pod` | 120 | the ReplicaSet controller creates Pods (60) and deletes them on scale-down (60) | 10% |
 //! | `statefulset` | 8 | the StatefulSet controller creates Pods and their claims from its templates | 60% |
-//! | `job` | 60 | the CronJob controller creates Jobs from its job template (12); the Job controller writes their status (48) | 30% (from the CronJob's template) |
+//! | `job` | 60 | the CronJob controller creates Jobs from its job template (12); the Job controller writes their status (48) | 30% (from the CronJob's template; never a tracking id) |
 //! | `garbage-collector` | 30 | dependents of deleted owners deleted (15), owner references removed when orphaning (10), the `foregroundDeletion` finalizer removed (5) | 50% |
 //! | `namespace-deletion` | 30 | the namespace controller deletes what a terminating namespace holds | 75% |
 //! | `pod-gc` | 20 | the pod garbage collector marks orphaned Pods failed (10) and force-deletes them (10) | 10% |
@@ -31,8 +31,16 @@
 //! | `configmap` | 150 | controllers' state and reloads (120 updates), creates (20), deletes (10) | 30% |
 //! | `secret` | 60 | certificate renewals (40 updates), creates (10), deletes (10) | 30% |
 //! | `custom-resource` | 400 | operators write their resources' status (300) and finalizers or annotations (100) | 20% |
-//! | `crd-upgrade` | 12 | the installer upgrades its 12 CRDs, labels kept | all |
+//! | `crd-upgrade` | 12 | the installer upgrades its 12 CRDs, marks kept | all |
 //! | `install` | 40 | an install creates its objects: CRDs, RBAC, workloads, configuration | 75%; hooks and `crds/` without |
+//!
+//! An object's owner is marked with the setup's first owner mark, in its place (labels or
+//! annotations) with its companion: `<release>` in the namespace `<release>` for a namespace
+//! pair, and for an Argo CD tracking id the app `<release>` and the object the id is on.
+//! Controllers copy marks as Kubernetes' do: the EndpointSlice and Endpoints controllers copy a
+//! Service's labels only, the Deployment controller a Deployment's annotations onto its
+//! ReplicaSets (a tracking id among them, which then names the Deployment); templates, and so
+//! what is made from them, carry no tracking id (Argo CD writes none there).
 //! | `ownership` | 3 | an adoption, an offer and a namespace created for an install | the change itself |
 //!
 //! Kubernetes' own writers — kubelets, kube-controller-manager's controllers, the scheduler —
@@ -47,10 +55,10 @@
 //! conditions and the policy read is metadata, and no megabytes are written to test that.
 
 use serde_json::{Map, Value, json};
-use single_owner_policy::Settings;
 use single_owner_policy::control_plane::{
     CONTROLLER_MANAGER, KUBE_SYSTEM_PREFIX, NODE_PREFIX, SCHEDULER,
 };
+use single_owner_policy::{Format, MarkPlace, Settings};
 
 /// A generated request and the category it stands for.
 #[derive(Debug, Clone)]
@@ -129,56 +137,131 @@ fn is_control_plane(username: &Value) -> bool {
         || [CONTROLLER_MANAGER, SCHEDULER].contains(&username)
 }
 
-/// What the mix needs to know of a setup: how its owners label objects, and who installs.
+/// What the mix needs to know of a setup: how its owners mark objects, and who installs.
 struct Cluster {
-    /// Per release: the owner labels of what it owns.
-    owner_labels: Vec<Map<String, Value>>,
+    /// Per release: the owner marks of what it owns.
+    owner_marks: Vec<Meta>,
     /// Per release: the owner id, as an offer names it.
     owner_ids: Vec<String>,
     /// Per release: the user name and groups of its installer.
     installers: Vec<(String, Vec<String>)>,
-    /// The transfer annotation.
+    /// The offer annotation.
     offer: String,
+    /// The key of the mark the owners are marked with, as an offer names it.
+    mark: String,
+}
+
+/// The labels and annotations of an object's metadata.
+#[derive(Debug, Clone, Default)]
+struct Meta {
+    labels: Map<String, Value>,
+    annotations: Map<String, Value>,
+    /// An Argo CD tracking id to write once the object it names is known: its annotation key
+    /// and its app.
+    tracking: Option<(String, String)>,
+}
+
+impl Meta {
+    /// Writes the tracking id, naming the object `name` of `kind` in `namespace` (for a
+    /// cluster-scoped object, the app's destination namespace: the namespace named after it).
+    fn tracking(mut self, kind: Kind, namespace: &str, name: &str) -> Meta {
+        if let Some((key, app)) = self.tracking.take() {
+            let namespace = if namespace.is_empty() {
+                app.as_str()
+            } else {
+                namespace
+            };
+            let id = format!("{app}:{}/{}:{namespace}/{name}", kind.group, kind.kind);
+            self.annotations.insert(key, id.into());
+        }
+        self
+    }
+
+    /// Without a tracking id: the metadata of a template, or of what is made from one.
+    fn untracked(mut self) -> Meta {
+        self.tracking = None;
+        self
+    }
+
+    /// The labels alone, as the EndpointSlice and Endpoints controllers copy a Service's.
+    fn labels_only(&self) -> Meta {
+        Meta {
+            labels: self.labels.clone(),
+            ..Meta::default()
+        }
+    }
+
+    /// A template's `metadata`: the labels and annotations, without a tracking id.
+    fn template(&self) -> Value {
+        let mut metadata = json!({"labels": self.labels});
+        if !self.annotations.is_empty() {
+            metadata["annotations"] = json!(self.annotations);
+        }
+        metadata
+    }
 }
 
 impl Cluster {
     fn of(settings: &Settings) -> Cluster {
-        let entry = &settings.owner_labels[0];
-        let mut owner_labels = Vec::new();
+        let mark = &settings.owner_marks[0];
+        let mut owner_marks = Vec::new();
         let mut owner_ids = Vec::new();
         let mut installers = Vec::new();
         for release in RELEASES {
             // A cluster-level kind where there is one: installs own CRDs, which are cluster-scoped.
-            let kind = entry
+            let kind = mark
                 .cluster_kinds
                 .first()
                 .map(|kind| (kind.as_str(), release.to_owned()))
                 .or_else(|| {
-                    let kind = entry.namespaced_kinds.first()?;
+                    let kind = mark.namespaced_kinds.first()?;
                     Some((kind.as_str(), format!("{release}.{release}")))
                 });
-            let mut labels = Map::new();
-            let id = match (kind, &entry.kind_key) {
-                (Some((kind, name)), Some(kind_key)) => {
-                    labels.insert(kind_key.clone(), kind.into());
-                    labels.insert(entry.key.clone(), name.clone().into());
+            let mut values = Map::new();
+            let mut tracking = None;
+            let id = match (&mark.format, &mark.kind_key, &mark.namespace_key, kind) {
+                (Format::ArgoCdTrackingId, ..) => {
+                    tracking = Some((mark.key.clone(), release.to_owned()));
+                    release.to_owned()
+                }
+                (_, Some(kind_key), _, Some((kind, name))) => {
+                    values.insert(kind_key.clone(), kind.into());
+                    values.insert(mark.key.clone(), name.clone().into());
                     format!("{kind}.{name}")
                 }
-                (Some((kind, name)), None) => format!("{kind}.{name}"),
-                (None, _) => release.to_owned(),
+                // A release installed into the namespace named after it.
+                (_, _, Some(namespace_key), _) => {
+                    values.insert(namespace_key.clone(), release.into());
+                    values.insert(mark.key.clone(), release.into());
+                    format!("{release}/{release}")
+                }
+                (_, _, _, Some((kind, name))) => format!("{kind}.{name}"),
+                (_, _, _, None) => release.to_owned(),
             };
-            if entry.kind_key.is_none() {
-                labels.insert(entry.key.clone(), id.clone().into());
+            if values.is_empty() && tracking.is_none() {
+                values.insert(mark.key.clone(), id.clone().into());
             }
-            owner_labels.push(labels);
+            let meta = match mark.place {
+                MarkPlace::Label => Meta {
+                    labels: values,
+                    ..Meta::default()
+                },
+                MarkPlace::Annotation => Meta {
+                    annotations: values,
+                    tracking,
+                    ..Meta::default()
+                },
+            };
+            owner_marks.push(meta);
             owner_ids.push(id);
             installers.push(installer(settings, release));
         }
         Cluster {
-            owner_labels,
+            owner_marks,
             owner_ids,
             installers,
-            offer: settings.transfer_annotation.clone(),
+            offer: settings.offer_annotation.clone(),
+            mark: mark.key.clone(),
         }
     }
 
@@ -235,10 +318,11 @@ impl Cluster {
                 update(Kind::NODE, "status", &kubelet(), old, new)
             }
             "endpointslice" => {
-                let labels = owned(rng, 50);
-                let mut service_labels = self.labels(labels);
-                service_labels.insert("kubernetes.io/service-name".into(), "web".into());
-                service_labels.insert(
+                let owner = owned(rng, 50);
+                let mut service_labels = self.meta(owner).labels_only();
+                let labels = &mut service_labels.labels;
+                labels.insert("kubernetes.io/service-name".into(), "web".into());
+                labels.insert(
                     "endpointslice.kubernetes.io/managed-by".into(),
                     "endpointslice-controller.k8s.io".into(),
                 );
@@ -258,8 +342,8 @@ impl Cluster {
                 update(Kind::ENDPOINT_SLICE, "", &user, old, new)
             }
             "endpoints" => {
-                let mut labels = self.labels(owned(rng, 50));
-                labels.insert(
+                let mut labels = self.meta(owned(rng, 50)).labels_only();
+                labels.labels.insert(
                     "endpoints.kubernetes.io/managed-by".into(),
                     "endpoint-controller".into(),
                 );
@@ -280,7 +364,10 @@ impl Cluster {
             "service-handoff" => {
                 // A Service moved from the first release to the second: what copies its labels
                 // follows, without the offer (which stays on the Service).
-                let (from, to) = (self.labels(Some(0)), self.labels(Some(1)));
+                let (from, to) = (
+                    self.meta(Some(0)).labels_only(),
+                    self.meta(Some(1)).labels_only(),
+                );
                 let namespace = RELEASES[0];
                 let (kind, controller) = match index % 3 {
                     0 | 1 => (Kind::ENDPOINT_SLICE, "endpointslice-controller"),
@@ -296,9 +383,9 @@ impl Cluster {
                 }
             }
             "replicaset" => {
-                let labels = self.labels(owned(rng, 10));
+                let meta = self.meta(owned(rng, 10));
                 let namespace = RELEASES[release];
-                let old = self.replica_set(namespace, &format!("web-{index:05x}"), labels, index);
+                let old = self.replica_set(namespace, &format!("web-{index:05x}"), meta, index);
                 let mut new = old.clone();
                 if index.is_multiple_of(3) {
                     new["spec"]["replicas"] = json!(3);
@@ -316,7 +403,7 @@ impl Cluster {
                 let owner = owned(rng, 60);
                 let namespace = RELEASES[release];
                 let name = format!("web-{index:05x}");
-                let replica_set = self.replica_set(namespace, &name, self.labels(owner), index);
+                let replica_set = self.replica_set(namespace, &name, self.meta(owner), index);
                 let pod = self.pod(index, owner, "Pending");
                 let deployments = User::controller("deployment-controller", index);
                 let replica_sets = User::controller("replicaset-controller", index);
@@ -339,7 +426,7 @@ impl Cluster {
                     Kind::DEPLOYMENT,
                     namespace,
                     "web",
-                    Some(self.labels(owner)),
+                    Some(self.meta(owner)),
                     json!({"spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "web:1.0"}]}}}, "status": {"replicas": 2}}),
                     index,
                 );
@@ -383,7 +470,7 @@ impl Cluster {
                         Kind::PERSISTENT_VOLUME_CLAIM,
                         RELEASES[release],
                         &format!("data-db-{index}"),
-                        Some(self.labels(owner)),
+                        Some(self.meta(owner).untracked()),
                         json!({"spec": {"accessModes": ["ReadWriteOnce"]}}),
                         index,
                     );
@@ -397,7 +484,7 @@ impl Cluster {
                     0 => self.replica_set(
                         RELEASES[release],
                         &format!("old-{index}"),
-                        self.labels(owner),
+                        self.meta(owner),
                         index,
                     ),
                     1 => self.pod(index, owner, "Running"),
@@ -405,7 +492,7 @@ impl Cluster {
                         Kind::CONFIG_MAP,
                         RELEASES[release],
                         &format!("generated-{index}"),
-                        Some(self.labels(owner)),
+                        Some(self.meta(owner)),
                         json!({"data": {}}),
                         index,
                     ),
@@ -440,7 +527,7 @@ impl Cluster {
                             Kind::CONFIG_MAP,
                             namespace,
                             &format!("config-{index}"),
-                            Some(self.labels(owner)),
+                            Some(self.meta(owner)),
                             json!({"data": {}}),
                             index,
                         ),
@@ -451,7 +538,7 @@ impl Cluster {
                             Kind::SECRET,
                             namespace,
                             &format!("secret-{index}"),
-                            Some(self.labels(owner)),
+                            Some(self.meta(owner)),
                             json!({"data": {}}),
                             index,
                         ),
@@ -462,7 +549,7 @@ impl Cluster {
                             Kind::DEPLOYMENT,
                             namespace,
                             &format!("web-{index}"),
-                            Some(self.labels(owner)),
+                            Some(self.meta(owner)),
                             json!({"spec": {"replicas": 1}}),
                             index,
                         ),
@@ -522,12 +609,12 @@ impl Cluster {
                     _ => (Kind::SECRET, 6, 4, 1),
                 };
                 let namespace = RELEASES[release];
-                let labels = self.labels(owned(rng, 30));
+                let meta = self.meta(owned(rng, 30));
                 let old = object(
                     kind,
                     namespace,
                     &format!("state-{index}"),
-                    Some(labels),
+                    Some(meta),
                     json!({"data": {"state": "c3RhdGU="}}),
                     index,
                 );
@@ -543,13 +630,13 @@ impl Cluster {
                 }
             }
             "custom-resource" => {
-                let labels = self.labels(owned(rng, 20));
+                let meta = self.meta(owned(rng, 20));
                 let namespace = RELEASES[release];
                 let old = object(
                     Kind::CERTIFICATE,
                     namespace,
                     &format!("tls-{index}"),
-                    Some(labels),
+                    Some(meta),
                     json!({"spec": {"secretName": "tls"}, "status": {"conditions": []}}),
                     index,
                 );
@@ -564,14 +651,16 @@ impl Cluster {
                 }
             }
             "job" => {
-                // A CronJob's Jobs carry its job template's labels, their pod template too.
-                let labels = self.labels(owned(rng, 30));
+                // A CronJob's Jobs carry its job template's labels and annotations, their pod
+                // template too.
+                let meta = self.meta(owned(rng, 30)).untracked();
+                let template = meta.template();
                 let mut job = object(
                     Kind::JOB,
                     "team-0",
                     &format!("backup-{index}"),
-                    Some(labels.clone()),
-                    json!({"spec": {"template": {"metadata": {"labels": labels}}}, "status": {}}),
+                    Some(meta),
+                    json!({"spec": {"template": {"metadata": template}}, "status": {}}),
                     index,
                 );
                 if index.is_multiple_of(5) {
@@ -589,13 +678,13 @@ impl Cluster {
                 }
             }
             "crd-upgrade" => {
-                let labels = self.labels(Some(0));
+                let meta = self.meta(Some(0));
                 let name = format!("kind{index}s.cert-manager.io");
                 let old = object(
                     Kind::CRD,
                     "",
                     &name,
-                    Some(labels),
+                    Some(meta),
                     json!({"spec": {"versions": [{"name": "v1"}]}}),
                     index,
                 );
@@ -604,8 +693,8 @@ impl Cluster {
                 update(Kind::CRD, "", &self.installer(0), old, new)
             }
             "install" => {
-                // The first release's install; hooks and crds/ come without the label.
-                let labels = self.labels(owned(rng, 75).map(|_| 0));
+                // The first release's install; hooks and crds/ come without the mark.
+                let meta = self.meta(owned(rng, 75).map(|_| 0));
                 let kinds = [
                     Kind::CRD,
                     Kind::SERVICE_ACCOUNT,
@@ -626,7 +715,7 @@ impl Cluster {
                     "CustomResourceDefinition" => format!("kind{index}s.cert-manager.io"),
                     _ => format!("cert-manager-{index}"),
                 };
-                let object = object(kind, namespace, &name, Some(labels), json!({}), index);
+                let object = object(kind, namespace, &name, Some(meta), json!({}), index);
                 create(kind, &self.installer(0), object)
             }
             "ownership" => match index {
@@ -636,7 +725,7 @@ impl Cluster {
                         Kind::CRD,
                         "",
                         "adopted.cert-manager.io",
-                        Some(self.labels(None)),
+                        Some(self.meta(None)),
                         json!({}),
                         index,
                     );
@@ -644,7 +733,7 @@ impl Cluster {
                         Kind::CRD,
                         "",
                         "adopted.cert-manager.io",
-                        Some(self.labels(Some(0))),
+                        Some(self.meta(Some(0))),
                         json!({}),
                         index,
                     );
@@ -656,13 +745,21 @@ impl Cluster {
                         Kind::CONFIG_MAP,
                         RELEASES[0],
                         "shared",
-                        Some(self.labels(Some(0))),
+                        Some(self.meta(Some(0))),
                         json!({}),
                         index,
                     );
                     let mut new = old.clone();
-                    new["metadata"]["annotations"] =
-                        json!({self.offer.as_str(): self.owner_ids[1]});
+                    let offer = format!(
+                        "{}: {} -> {}",
+                        self.mark, self.owner_ids[0], self.owner_ids[1]
+                    );
+                    let annotations = new["metadata"]
+                        .as_object_mut()
+                        .expect("metadata")
+                        .entry("annotations")
+                        .or_insert_with(|| json!({}));
+                    annotations[self.offer.as_str()] = json!(offer);
                     update(Kind::CONFIG_MAP, "", &self.installer(0), old, new)
                 }
                 // A namespace for the next install.
@@ -679,46 +776,49 @@ impl Cluster {
         }
     }
 
-    /// The labels of an object: an app's own, and its owner's when `owner` names a release.
-    fn labels(&self, owner: Option<usize>) -> Map<String, Value> {
-        let mut labels = Map::new();
-        labels.insert("app.kubernetes.io/name".into(), "web".into());
-        labels.insert("app.kubernetes.io/part-of".into(), "shop".into());
-        if let Some(owner) = owner {
-            labels.extend(self.owner_labels[owner].clone());
-        }
-        labels
+    /// The metadata of an object: an app's own labels, and its owner's marks when `owner`
+    /// names a release.
+    fn meta(&self, owner: Option<usize>) -> Meta {
+        let mut meta = match owner {
+            Some(owner) => self.owner_marks[owner].clone(),
+            None => Meta::default(),
+        };
+        meta.labels
+            .insert("app.kubernetes.io/name".into(), "web".into());
+        meta.labels
+            .insert("app.kubernetes.io/part-of".into(), "shop".into());
+        meta
     }
 
+    /// A Pod, made from a template: its owner's marks but a tracking id.
     fn pod(&self, index: usize, owner: Option<usize>, phase: &str) -> Value {
-        let mut labels = self.labels(owner);
-        labels.insert("pod-template-hash".into(), "7d4b9c8f6".into());
+        let mut meta = self.meta(owner).untracked();
+        meta.labels
+            .insert("pod-template-hash".into(), "7d4b9c8f6".into());
         let namespace = RELEASES[index % RELEASES.len()];
         object(
             Kind::POD,
             namespace,
             &format!("web-7d4b9c8f6-{index:05x}"),
-            Some(labels),
+            Some(meta),
             json!({"spec": {"nodeName": format!("node-{}", index % 20), "containers": [{"name": "web", "image": "web:1.0"}]}, "status": {"phase": phase}}),
             index,
         )
     }
 
-    /// A ReplicaSet of `labels`, its pod template labelled alike (the Deployment controller
-    /// copies the template's labels onto the ReplicaSet).
-    fn replica_set(
-        &self,
-        namespace: &str,
-        name: &str,
-        labels: Map<String, Value>,
-        index: usize,
-    ) -> Value {
+    /// A ReplicaSet of the Deployment `web` whose marks are `meta`: the Deployment controller
+    /// copies the pod template's labels and the Deployment's annotations onto it (a tracking id
+    /// among them names the Deployment), and its pod template carries the marks but a
+    /// tracking id.
+    fn replica_set(&self, namespace: &str, name: &str, meta: Meta, index: usize) -> Value {
+        let template = meta.template();
+        let meta = meta.tracking(Kind::DEPLOYMENT, namespace, "web");
         object(
             Kind::REPLICA_SET,
             namespace,
             name,
-            Some(labels.clone()),
-            json!({"spec": {"replicas": 2, "template": {"metadata": {"labels": labels}}}, "status": {"replicas": 2}}),
+            Some(meta),
+            json!({"spec": {"replicas": 2, "template": {"metadata": template}}, "status": {"replicas": 2}}),
             index,
         )
     }
@@ -906,13 +1006,13 @@ fn lease(namespace: &str, name: &str, user: &User, index: usize) -> Value {
     update(Kind::LEASE, "", user, old, new)
 }
 
-/// An object of `kind`: metadata (with `labels` when given, and the fields the API server
-/// sets), merged with `body`.
+/// An object of `kind`: metadata (with the labels and annotations of `meta` when given, a
+/// tracking id naming this object, and the fields the API server sets), merged with `body`.
 fn object(
     kind: Kind,
     namespace: &str,
     name: &str,
-    labels: Option<Map<String, Value>>,
+    meta: Option<Meta>,
     body: Value,
     index: usize,
 ) -> Value {
@@ -934,8 +1034,12 @@ fn object(
         (48_213 + index).to_string().into(),
     );
     metadata.insert("creationTimestamp".into(), "2025-01-01T00:00:00Z".into());
-    if let Some(labels) = labels {
-        metadata.insert("labels".into(), Value::Object(labels));
+    if let Some(meta) = meta {
+        let meta = meta.tracking(kind, namespace, name);
+        metadata.insert("labels".into(), Value::Object(meta.labels));
+        if !meta.annotations.is_empty() {
+            metadata.insert("annotations".into(), Value::Object(meta.annotations));
+        }
     }
     let mut object = json!({"apiVersion": api_version, "kind": kind.kind, "metadata": metadata});
     if let Value::Object(body) = body {

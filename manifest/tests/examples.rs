@@ -7,10 +7,22 @@ use std::path::Path;
 use serde_yaml::Value;
 use single_owner_manifest::{MODULE, Mode, manifest, match_conditions, read_settings};
 
-const SETUPS: [&str; 4] = ["app-id", "olm-v1", "camel-k", "helm"];
-
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// The examples: each folder of `examples/` with a `settings.yaml`, which carries its policy
+/// beside it.
+fn setups() -> Vec<String> {
+    let mut setups: Vec<String> = fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.join("settings.yaml").is_file())
+        .map(|path| path.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    setups.sort();
+    assert!(setups.len() >= 4, "{setups:?}");
+    setups
 }
 
 fn read(path: &str) -> String {
@@ -19,10 +31,13 @@ fn read(path: &str) -> String {
 
 #[test]
 fn examples_carry_the_generated_match_conditions() {
-    for setup in SETUPS {
+    for setup in setups() {
         let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
-        let policy: Value =
-            serde_yaml::from_str(&read(&format!("examples/{setup}/policy.yaml"))).unwrap();
+        let Ok(policy) = fs::read_to_string(root().join(format!("examples/{setup}/policy.yaml")))
+        else {
+            panic!("examples/{setup} has no policy.yaml; generate it: {REGENERATE}");
+        };
+        let policy: Value = serde_yaml::from_str(&policy).unwrap();
         let generated: Vec<(String, String)> = match_conditions(&settings)
             .into_iter()
             .map(|condition| (condition.name, condition.expression))
@@ -57,15 +72,16 @@ fn examples_carry_the_generated_match_conditions() {
 /// How to regenerate an example's policy from its settings, keeping the lines before the
 /// generated conditions (the example's comments and any rules it adds) when only the conditions
 /// and settings changed.
-const REGENERATE: &str = "for s in app-id olm-v1 camel-k helm; do f=examples/$s/policy.yaml; \
+const REGENERATE: &str = "for d in examples/*/; do s=$(basename $d); f=examples/$s/policy.yaml; \
+    [ -f examples/$s/settings.yaml ] || continue; \
     make -s manifest SETTINGS=examples/$s/settings.yaml > /tmp/generated.yaml && \
-    { sed '/^  # Generated from the settings by `make manifest`/,$d' $f; \
+    if [ -f $f ]; then { sed '/^  # Generated from the settings by `make manifest`/,$d' $f; \
     sed -n '/^  # Generated from the settings by `make manifest`/,$p' /tmp/generated.yaml; } \
-    > /tmp/policy.yaml && mv /tmp/policy.yaml $f; done";
+    > /tmp/policy.yaml && mv /tmp/policy.yaml $f; else mv /tmp/generated.yaml $f; fi; done";
 
 #[test]
 fn the_generated_manifest_is_the_example_policy() {
-    for setup in SETUPS {
+    for setup in setups() {
         let settings_yaml = read(&format!("examples/{setup}/settings.yaml"));
         let generated = manifest(
             &format!("single-owner-{setup}"),
@@ -145,6 +161,11 @@ fn invalid_settings_are_refused_with_the_policys_message() {
     assert!(error.contains("writes: Owner needs identities"), "{error}");
     let error = manifest("x", Mode::Protect, "ownerLabel: []\n").unwrap_err();
     assert!(error.contains("unknown field `ownerLabel`"), "{error}");
+    let error = manifest("x", Mode::Protect, "ownerLabels: [{key: appID}]\n").unwrap_err();
+    assert!(
+        error.contains("ownerLabels was renamed to ownerMarks in 0.2.0"),
+        "{error}"
+    );
     assert!(manifest("x", Mode::Protect, "adoption: Allow\n---\nstamp: true\n").is_err());
 }
 
@@ -156,4 +177,18 @@ fn the_mode_is_the_one_asked_for() {
         assert_eq!(text.parse::<Mode>(), Ok(mode));
     }
     assert_eq!(Mode::default(), Mode::Protect);
+}
+
+#[test]
+fn the_module_is_the_policy_version() {
+    let cargo = read("Cargo.toml");
+    let version = cargo
+        .lines()
+        .find_map(|line| line.strip_prefix("version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap();
+    assert!(
+        MODULE.ends_with(&format!(":v{version}")),
+        "{MODULE} is not the policy's version {version}"
+    );
 }

@@ -28,7 +28,7 @@ use cel::{Context, Program, to_value};
 use serde_json::{Map, Value};
 use single_owner_manifest::conditions::TRUSTED_WRITERS;
 use single_owner_manifest::{MatchCondition, match_conditions};
-use single_owner_policy::{Settings, policy};
+use single_owner_policy::{Format, MarkPlace, Settings, policy};
 
 /// The compiled match conditions of a setup.
 pub struct Conditions {
@@ -163,78 +163,133 @@ pub const OFFER_PLACEHOLDER: &str = "@offer-";
 /// The offer annotation the fixtures are written with.
 pub const DEFAULT_OFFER: &str = "single-owner-policy.io/offer";
 
-/// A cluster-writes fixture in a setup's own terms: each `@owner: <name>` label becomes the
-/// labels of the setup's first owner label entry for owner `<name>` — `ClusterExtension.<name>`
-/// (the first cluster kind, or the first namespaced kind in the request's namespace) in the
-/// value, the kind/name pair for an entry with `kindKey`, the opaque id `<name>` for an entry
-/// without kinds — and each `@offer-<name>` value the id of that owner, under the setup's
-/// transfer annotation.
+/// A cluster-writes fixture in a setup's own terms: each `@owner: <name>` label — of an object
+/// or of a template — becomes the setup's first owner mark for owner `<name>`, in the mark's
+/// place (labels or annotations): `ClusterExtension.<name>` (the first cluster kind, or the
+/// first namespaced kind in the request's namespace) in the value, the kind/name pair for a
+/// mark with `kindKey`, the release `owners/<name>` for a mark with `namespaceKey`, the app
+/// `<name>` of a tracking id that names the request's object, the opaque id `<name>` for a mark
+/// without kinds. Each `@offer-<name>` value becomes that mark's offer from owner `a` to
+/// `<name>`, under the setup's offer annotation.
 pub fn expand_placeholders(request: &Value, settings: &Settings) -> Value {
-    let namespace = request["namespace"]
-        .as_str()
-        .unwrap_or("default")
-        .to_owned();
-    let mut request = request.clone();
-    expand(&mut request, settings, &namespace);
-    request
+    let mut expanded = request.clone();
+    expand(&mut expanded, request, settings);
+    expanded
 }
 
-/// The labels of the first owner label entry, and the owner id an offer names, for `name`.
-pub fn owner_labels(
+/// The object a request writes, as a tracking id names it: `<group>/<kind>:<namespace>/<name>`,
+/// the namespace the request's (the object's own for a request without one), the name the
+/// object's (the request's for metadata without one).
+fn tracked(request: &Value, metadata: &Map<String, Value>) -> String {
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    let namespace = text(request.get("namespace"))
+        .or_else(|| text(metadata.get("namespace")))
+        .unwrap_or_default();
+    let name = text(metadata.get("name"))
+        .or_else(|| text(request.get("name")))
+        .unwrap_or_default();
+    let group = request["kind"]["group"].as_str().unwrap_or("");
+    let kind = request["kind"]["kind"].as_str().unwrap_or("");
+    format!("{group}/{kind}:{namespace}/{name}")
+}
+
+/// The first owner mark of a setup for owner `name`, on an object that a tracking id names as
+/// `object`: where it is kept, its keys and values, and the owner id an offer names.
+pub fn owner_marks(
     settings: &Settings,
     name: &str,
     namespace: &str,
-) -> (Map<String, Value>, String) {
-    let entry = &settings.owner_labels[0];
-    let kind = match (entry.cluster_kinds.first(), entry.namespaced_kinds.first()) {
+    object: &str,
+) -> (MarkPlace, Map<String, Value>, String) {
+    let mark = &settings.owner_marks[0];
+    let kind = match (mark.cluster_kinds.first(), mark.namespaced_kinds.first()) {
         (Some(kind), _) => Some((kind.clone(), name.to_owned())),
         (None, Some(kind)) => Some((kind.clone(), format!("{namespace}.{name}"))),
         (None, None) => None,
     };
-    let mut labels = Map::new();
-    let id = match (kind, &entry.kind_key) {
-        (Some((kind, value)), Some(kind_key)) => {
-            labels.insert(kind_key.clone(), Value::from(kind.clone()));
-            labels.insert(entry.key.clone(), Value::from(value.clone()));
+    let mut values = Map::new();
+    let mut put = |key: &str, value: &str| values.insert(key.to_owned(), Value::from(value));
+    let id = match (mark.format, &mark.kind_key, &mark.namespace_key, kind) {
+        (Format::ArgoCdTrackingId, ..) => {
+            put(&mark.key, &format!("{name}:{object}"));
+            name.to_owned()
+        }
+        (_, Some(kind_key), _, Some((kind, value))) => {
+            put(kind_key, &kind);
+            put(&mark.key, &value);
             format!("{kind}.{value}")
         }
-        (Some((kind, value)), None) => {
+        (_, _, Some(namespace_key), _) => {
+            put(namespace_key, "owners");
+            put(&mark.key, name);
+            format!("owners/{name}")
+        }
+        (_, _, _, Some((kind, value))) => {
             let id = format!("{kind}.{value}");
-            labels.insert(entry.key.clone(), Value::from(id.clone()));
+            put(&mark.key, &id);
             id
         }
-        (None, _) => {
-            labels.insert(entry.key.clone(), Value::from(name));
+        (_, _, _, None) => {
+            put(&mark.key, name);
             name.to_owned()
         }
     };
-    (labels, id)
+    (mark.place, values, id)
 }
 
-fn expand(value: &mut Value, settings: &Settings, namespace: &str) {
+fn expand(value: &mut Value, request: &Value, settings: &Settings) {
+    let namespace = request["namespace"].as_str().unwrap_or("default");
     match value {
         Value::Object(map) => {
-            if let Some(owner) = map.remove(OWNER_PLACEHOLDER) {
-                let name = owner.as_str().expect("an @owner label names an owner");
-                map.extend(owner_labels(settings, name, namespace).0);
+            if let Some(Value::Object(metadata)) = map.get_mut("metadata") {
+                expand_metadata(metadata, request, settings);
             }
             if let Some(offer) = map.remove(DEFAULT_OFFER) {
-                map.insert(settings.transfer_annotation.clone(), offer);
+                map.insert(settings.offer_annotation.clone(), offer);
             }
             for value in map.values_mut() {
-                expand(value, settings, namespace);
+                expand(value, request, settings);
             }
         }
         Value::Array(items) => {
             for item in items {
-                expand(item, settings, namespace);
+                expand(item, request, settings);
             }
         }
         Value::String(text) => {
             if let Some(name) = text.strip_prefix(OFFER_PLACEHOLDER) {
-                *text = owner_labels(settings, name, namespace).1;
+                let id = |owner: &str| owner_marks(settings, owner, namespace, "").2;
+                let key = &settings.owner_marks[0].key;
+                *text = format!("{key}: {} -> {}", id("a"), id(name));
             }
         }
         _ => {}
     }
+}
+
+/// Moves an `@owner` label of `metadata` into the setup's first owner mark.
+fn expand_metadata(metadata: &mut Map<String, Value>, request: &Value, settings: &Settings) {
+    let Some(Value::Object(labels)) = metadata.get_mut("labels") else {
+        return;
+    };
+    let Some(owner) = labels.remove(OWNER_PLACEHOLDER) else {
+        return;
+    };
+    if labels.is_empty() {
+        metadata.remove("labels");
+    }
+    let name = owner.as_str().expect("an @owner label names an owner");
+    let namespace = request["namespace"].as_str().unwrap_or("default");
+    let object = tracked(request, metadata);
+    let (place, values, _) = owner_marks(settings, name, namespace, &object);
+    let map = match place {
+        MarkPlace::Label => "labels",
+        MarkPlace::Annotation => "annotations",
+    };
+    let map = metadata
+        .entry(map)
+        .or_insert_with(|| Value::Object(Map::new()));
+    map.as_object_mut()
+        .expect("labels and annotations are objects")
+        .extend(values);
 }
