@@ -1,4 +1,4 @@
-//! What the integration tests share: the owner label keys, kinds and settings of each owner
+//! What the integration tests share: the owner mark keys, kinds and settings of each owner
 //! shape, one builder of AdmissionRequests, evaluation, and the summary of a denial.
 //!
 //! Each test file uses a part of it.
@@ -14,9 +14,23 @@ pub const APP_ID_KEY: &str = "appID";
 pub const OLM_NAME: &str = "olm.operatorframework.io/owner-name";
 /// The kind label of OLM v1's kind/name pair.
 pub const OLM_KIND: &str = "olm.operatorframework.io/owner-kind";
-/// Camel K's operator id, an opaque owner.
+/// Camel K's operator id, an opaque owner: an annotation as Camel K writes it, a label in the
+/// Integrations of `test_data/`.
 pub const CAMEL: &str = "camel.apache.org/operator.id";
-/// The offer annotation (the default `transferAnnotation`).
+/// The annotation with a Helm release's name (Helm CLI), beside [`HELM_NAMESPACE`]: the owner
+/// is `<namespace>/<name>`.
+pub const HELM_NAME: &str = "meta.helm.sh/release-name";
+/// The annotation with a Helm release's namespace.
+pub const HELM_NAMESPACE: &str = "meta.helm.sh/release-namespace";
+/// The label with a Flux HelmRelease's name (helm-controller), beside [`FLUX_NAMESPACE`]: the
+/// same owner as Helm's annotations.
+pub const FLUX_NAME: &str = "helm.toolkit.fluxcd.io/name";
+/// The label with a Flux HelmRelease's namespace.
+pub const FLUX_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
+/// Argo CD's tracking id, `<app>:<group>/<kind>:<namespace>/<name>`: the owner is the app when
+/// the id names the object it is on.
+pub const TRACKING: &str = "argocd.argoproj.io/tracking-id";
+/// The offer annotation (the default `offerAnnotation`).
 pub const OFFER: &str = "single-owner-policy.io/offer";
 /// The annotation `kubectl apply` leaves on what it applies.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -43,15 +57,43 @@ pub fn app_id_shape() -> Value {
     json!({})
 }
 
-/// Settings of OLM v1's kind/name pair, with cluster and namespaced kinds.
+/// Settings of OLM v1's kind/name pair of labels, with cluster and namespaced kinds.
 pub fn olm_shape() -> Value {
-    json!({"ownerLabels": [{"key": OLM_NAME, "kindKey": OLM_KIND,
+    json!({"ownerMarks": [{"label": OLM_NAME, "kindKey": OLM_KIND,
         "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}]})
 }
 
-/// Settings of Camel K's opaque operator id.
+/// Settings of Camel K's opaque operator id, the annotation Camel K writes.
 pub fn camel_k_shape() -> Value {
-    json!({"ownerLabels": [{"key": CAMEL}]})
+    json!({"ownerMarks": [{"annotation": CAMEL}]})
+}
+
+/// Settings of an opaque owner id in a label: Camel K's key, as the Integrations of
+/// `test_data/` carry it.
+pub fn opaque_label_shape() -> Value {
+    json!({"ownerMarks": [{"label": CAMEL}]})
+}
+
+/// Settings of the Helm CLI's release annotations, a name/namespace pair: owners
+/// `<namespace>/<name>`, without kinds or scope.
+pub fn helm_shape() -> Value {
+    json!({"ownerMarks": [{"annotation": HELM_NAME, "namespaceKey": HELM_NAMESPACE}]})
+}
+
+/// Settings of Argo CD's tracking id beside Helm releases (examples/argo-cd), in that order.
+pub fn argo_cd_shape() -> Value {
+    json!({"ownerMarks": [
+        {"annotation": TRACKING, "format": "ArgoCDTrackingID"},
+        {"annotation": HELM_NAME, "namespaceKey": HELM_NAMESPACE}]})
+}
+
+/// Settings of Flux's helm-controller labels, linked to Helm's annotations by `sameOwnerAs`,
+/// beside Camel K's annotation, which names owners of its own.
+pub fn flux_shape() -> Value {
+    json!({"ownerMarks": [
+        {"label": FLUX_NAME, "namespaceKey": FLUX_NAMESPACE, "sameOwnerAs": [HELM_NAME]},
+        {"annotation": HELM_NAME, "namespaceKey": HELM_NAMESPACE},
+        {"annotation": CAMEL}]})
 }
 
 /// Labels or annotations, as `(key, value)` pairs.
@@ -75,6 +117,23 @@ impl<'a> Side<'a> {
             labels,
             offer: None,
             annotations: &[],
+        }
+    }
+
+    /// An object with `annotations` and no labels.
+    pub const fn annotated(annotations: Pairs<'a>) -> Side<'a> {
+        Side {
+            labels: &[],
+            offer: None,
+            annotations,
+        }
+    }
+
+    /// The object with the offer annotation set to `offer`.
+    pub const fn offering(self, offer: &'a str) -> Side<'a> {
+        Side {
+            offer: Some(offer),
+            ..self
         }
     }
 }
@@ -278,10 +337,26 @@ pub fn merged(mut base: Value, extra: &Value) -> Value {
     base
 }
 
-/// Each line of a denial message as `{key}: {rule} {owners}`: `{key}: {rule} from {old} to
-/// {new}` for a line `{key}: {rule} denied for {object} from {old} to {new}: {reason}`, and
-/// `{key}: {rule} owned by {owner}` for a line `{key}: {rule} denied for {operation} of
-/// {object}, owned by {owner}: {reason}`.
+/// The rules a denial line may name.
+pub const RULES: [&str; 10] = [
+    "owner change",
+    "adoption",
+    "orphaning",
+    "owner value",
+    "one owner",
+    "cluster scope",
+    "namespace scope",
+    "identity",
+    "owner writes",
+    "offer",
+];
+
+/// Each line of a denial message as `{mark}: {rule} {owners}`: `{mark}: {rule} from {old} to
+/// {new}` for a line `{mark}: {rule} denied for {object} from {old} to {new}: {reason}`, and
+/// `{mark}: {rule} owned by {owner}` for a line `{mark}: {rule} denied for {operation} of
+/// {object}, owned by {owner}: {reason}`. `{mark}` is the mark as messages write it —
+/// `label {key}` or `annotation {key}`, then ` in {template}` for a mark in a template — and
+/// `{rule}` one of [`RULES`].
 pub fn summary(message: &str) -> Vec<String> {
     message.lines().map(summary_of_line).collect()
 }
@@ -291,8 +366,11 @@ fn summary_of_line(line: &str) -> String {
 }
 
 fn parse_line(line: &str) -> Option<String> {
-    let (key, rest) = line.split_once(": ")?;
+    let (mark, rest) = line.split_once(": ")?;
     let (rule, rest) = rest.split_once(" denied for ")?;
+    if !is_mark(mark) || !RULES.contains(&rule) {
+        return None;
+    }
     let kept = ["CREATE", "UPDATE", "DELETE", "CONNECT"]
         .iter()
         .any(|operation| rest.starts_with(&format!("{operation} of ")));
@@ -307,21 +385,34 @@ fn parse_line(line: &str) -> Option<String> {
         (format!("from {old} to {new}"), rest)
     };
     rest.starts_with(": ")
-        .then(|| format!("{key}: {rule} {owners}"))
+        .then(|| format!("{mark}: {rule} {owners}"))
+}
+
+/// Whether `text` names a mark as messages do: `label {key}` or `annotation {key}`, maybe
+/// followed by ` in {template}`.
+fn is_mark(text: &str) -> bool {
+    let key = text.split_once(" in ").map_or(text, |(mark, _)| mark);
+    let key = key
+        .strip_prefix("label ")
+        .or_else(|| key.strip_prefix("annotation "));
+    key.is_some_and(|key| !key.is_empty() && !key.contains(' '))
 }
 
 /// The owner `text` starts with, as messages write one — `none`, `"id"`, `name "n" without a
-/// kind` or `kind "k" without a name` — and what follows it.
+/// kind`, `kind "k" without a name`, `name "n" without a namespace` or `namespace "n" without
+/// a name` — and what follows it.
 fn owner(text: &str) -> Option<(&str, &str)> {
     if text.starts_with("none") {
         return Some(text.split_at(4));
     }
-    let (prefix, suffix) = if text.starts_with("name \"") {
-        ("name ", " without a kind")
+    let (prefix, suffixes): (&str, &[&str]) = if text.starts_with("name \"") {
+        ("name ", &[" without a kind", " without a namespace"])
     } else if text.starts_with("kind \"") {
-        ("kind ", " without a name")
+        ("kind ", &[" without a name"])
+    } else if text.starts_with("namespace \"") {
+        ("namespace ", &[" without a name"])
     } else {
-        ("", "")
+        ("", &[""])
     };
     let quoted = text[prefix.len()..].strip_prefix('"')?;
     let mut escaped = false;
@@ -331,7 +422,9 @@ fn owner(text: &str) -> Option<(&str, &str)> {
         end.then_some(at)
     })?;
     let end = prefix.len() + 1 + close + 1;
-    text[end..].strip_prefix(suffix)?;
+    let suffix = suffixes
+        .iter()
+        .find(|suffix| text[end..].starts_with(*suffix))?;
     Some(text.split_at(end + suffix.len()))
 }
 
