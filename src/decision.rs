@@ -398,7 +398,14 @@ impl<'a> Reading<'a> {
             return None;
         }
         let offered = offer.and_then(|offer| offer.to_under(&entry.mark.key, &change.old.id()));
-        match transition::judge(entry.old, new, offered, permissions) {
+        let judgement = match transition::judge(entry.old, new, offered, permissions) {
+            // Taken over from another mark's owner, who offered it: an accept, not an adoption.
+            Judgement::Deny(Denial::Adoption) if self.received_across(entry, offer) => {
+                Judgement::Accept
+            }
+            judgement => judgement,
+        };
+        match judgement {
             Judgement::Allow => None,
             Judgement::Deny(Denial::OwnerChange) => {
                 // A receiver that could not own the object is the first thing to fix.
@@ -455,6 +462,22 @@ impl<'a> Reading<'a> {
                     && receiver
                         .new
                         .is_some_and(|claim| claim.id() == offer.to.owner)
+            })
+    }
+
+    /// Whether `entry`'s new owner is the receiver the stored object's offer names under
+    /// `entry`'s mark, and the offering mark hands the object over in this update.
+    fn received_across(&self, entry: &Entry<'a>, offer: Option<Offer<'_>>) -> bool {
+        let Some(offer) = offer else {
+            return false;
+        };
+        let receives = offer.to.mark == entry.mark.key
+            && entry.new.is_some_and(|claim| claim.id() == offer.to.owner);
+        receives
+            && self.siblings(entry).any(|giver| {
+                giver.mark.key == offer.mark
+                    && giver.new.unwrap_or_default().is_none()
+                    && self.handed_across(giver, Some(offer))
             })
     }
 
@@ -1409,7 +1432,7 @@ mod tests {
         let across = json!({"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "shop",
                             offer: "meta.helm.sh/release-name: shop/web -> argocd.argoproj.io/tracking-id: guestbook"});
         let settings = json!({"ownerMarks": tools()["ownerMarks"], "orphaning": "Deny",
-            "identities": [{"owners": ["guestbook"], "users": ["alice"]}]});
+            "adoption": "Deny", "identities": [{"owners": ["guestbook"], "users": ["alice"]}]});
         // The Application takes it: the release's mark goes without its owner's requester.
         let taken = config_map(
             "UPDATE",

@@ -377,7 +377,8 @@ impl<'a> Claim<'a> {
             value: Some(value),
             part,
             shape,
-            malformed: false,
+            // An app name has neither, so no tracking id could name it.
+            malformed: shape == Shape::Tracking && value.contains([':', '/']),
         }
     }
 
@@ -730,6 +731,17 @@ mod tests {
         assert_eq!(Claim::of_owner(&mark(OLM), "ClusterExtension.a"), olm);
         assert_eq!(Claim::of_owner(&mark(APP_ID), "ClusterExtension.a"), app_id);
         assert_eq!(Claim::of_owner(&mark(HELM), "shop/web"), helm);
+        // No tracking id names an app with ':' or '/'.
+        assert!(
+            Claim::of_owner(&mark(ARGO), "guestbook")
+                .owner(&mark(ARGO))
+                .is_ok()
+        );
+        assert!(
+            Claim::of_owner(&mark(ARGO), "guestbook:x")
+                .owner(&mark(ARGO))
+                .is_err()
+        );
         assert_eq!(
             olm.values(&mark(OLM)),
             Some(vec![(OLM_NAME, "a"), (OLM_KIND, "ClusterExtension")])

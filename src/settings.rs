@@ -189,19 +189,21 @@ impl Settings {
         if self.owner_marks.is_empty() {
             problems.push("ownerMarks: list at least one owner mark".to_owned());
         }
-        let mut keys_seen: Vec<(Place, &str)> = Vec::new();
+        // Offers and `sameOwnerAs` name a mark by its key: a key is guarded once, as a label
+        // or as an annotation.
+        let mut keys_seen: Vec<&str> = Vec::new();
         for (index, mark) in self.owner_marks.iter().enumerate() {
             let field = format!("ownerMarks[{index}]");
             check_owner_mark(mark, &field, &mut problems);
             let place = mark.place.as_str();
             for (name, key) in mark.keys() {
-                if keys_seen.contains(&(mark.place, key)) {
+                if keys_seen.contains(&key) {
                     problems.push(format!(
                         "{field}.{name}: {place} {key:?} is already guarded by another mark; \
-                         each key may appear once"
+                         each key may appear once, as a label or an annotation"
                     ));
                 }
-                keys_seen.push((mark.place, key));
+                keys_seen.push(key);
             }
             for (at, other) in mark.same_owner_as.iter().enumerate() {
                 let names_a_mark = self
@@ -215,7 +217,7 @@ impl Settings {
                 }
             }
         }
-        if keys_seen.contains(&(Place::Annotation, self.offer_annotation.as_str())) {
+        if keys_seen.contains(&self.offer_annotation.as_str()) {
             problems.push(format!(
                 "offerAnnotation: {:?} is an owner mark; the offer needs an annotation of its own",
                 self.offer_annotation
@@ -784,6 +786,10 @@ mod tests {
             (
                 r#"{"ownerMarks": [{"annotation": "a", "sameOwnerAs": ["a", "b"]}]}"#,
                 r#"ownerMarks[0].sameOwnerAs[0]: "a" is not the key of another owner mark; ownerMarks[0].sameOwnerAs[1]: "b" is not the key of another owner mark"#,
+            ),
+            (
+                r#"{"ownerMarks": [{"label": "camel.apache.org/operator.id"}, {"annotation": "camel.apache.org/operator.id"}]}"#,
+                r#"ownerMarks[1].annotation: annotation "camel.apache.org/operator.id" is already guarded by another mark; each key may appear once, as a label or an annotation"#,
             ),
             (
                 r#"{"ownerMarks": [{"annotation": "x/offer"}], "offerAnnotation": "x/offer"}"#,

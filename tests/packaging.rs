@@ -342,8 +342,8 @@ fn form_asks_for_every_setting_and_no_other() {
     // Objects and lists of objects: their questions name the fields the policy accepts there.
     for (variable, unknown) in [
         (
-            "ownerLabels",
-            serde_json::json!({"ownerLabels": [{"key": "a", "x": 1}]}),
+            "ownerMarks",
+            serde_json::json!({"ownerMarks": [{"label": "a", "x": 1}]}),
         ),
         (
             "identities",
@@ -470,7 +470,7 @@ fn form_defaults_are_the_policy_defaults() {
 fn form_entry_defaults_are_accepted() {
     // What a new entry of a list gets from the form, with its required fields filled in.
     let filled = serde_json::json!({
-        "ownerLabels": {"key": "example.io/owner"},
+        "ownerMarks": {"label": "example.io/owner"},
         "identities": {
             "owners": ["ClusterExtension.cert-manager"],
             "users": ["system:serviceaccount:cert-manager:*"]

@@ -1171,6 +1171,8 @@ impl Shape {
             },
             None => Claim {
                 value: Some(id.to_owned()),
+                // An Argo CD application's name holds neither: no tracking id names such an app.
+                malformed: self == Shape::Argo && id.contains([':', '/']),
                 ..Claim::default()
             },
         }

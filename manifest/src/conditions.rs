@@ -1250,7 +1250,7 @@ mod tests {
                  {"label": "app", "kindKey": "app-kind", "clusterKinds": ["A"]},
                  {"annotation": "meta.helm.sh/release-name",
                   "namespaceKey": "meta.helm.sh/release-namespace"},
-                 {"annotation": "app"},
+                 {"annotation": "app.example.com/owner"},
                  {"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}],
                  "offerAnnotation": "example.com/offer"}"#,
         )
@@ -1263,7 +1263,7 @@ mod tests {
                 (MarkPlace::Label, "app-kind"),
                 (MarkPlace::Annotation, "meta.helm.sh/release-name"),
                 (MarkPlace::Annotation, "meta.helm.sh/release-namespace"),
-                (MarkPlace::Annotation, "app"),
+                (MarkPlace::Annotation, "app.example.com/owner"),
                 (MarkPlace::Annotation, "argocd.argoproj.io/tracking-id"),
             ]
         );
@@ -1275,7 +1275,7 @@ mod tests {
             &[
                 "meta.helm.sh/release-name",
                 "meta.helm.sh/release-namespace",
-                "app",
+                "app.example.com/owner",
                 "argocd.argoproj.io/tracking-id",
                 "example.com/offer",
             ],

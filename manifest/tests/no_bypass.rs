@@ -373,7 +373,7 @@ fn conditions_never_error_on_any_shape() {
     ];
     let mut all_settings = setups();
     let (parsed, json) = settings(
-        r#"{"ownerMarks": [{"label": "appID"}, {"annotation": "appID"}],
+        r#"{"ownerMarks": [{"label": "appID"}, {"annotation": "example.com/owner"}],
             "identities": [{"owners": ["*"], "groups": ["g:*"]}],
             "stamp": true, "writes": "Owner",
             "trustedWriters": [{"users": ["k3s:*", "system:node:n1", "a*b*c"], "resources": ["*", "pods/status", "jobs.batch"],
@@ -636,9 +636,10 @@ fn owner_write(
 
 // Generated settings and requests.
 
-/// Owner marks to draw settings from: labels and annotations of every shape, a key guarded
-/// both as a label and as an annotation, and a pair linked to Helm's by `sameOwnerAs`.
-fn marks() -> [Value; 9] {
+/// Owner marks to draw settings from: labels and annotations of every shape (a key is guarded
+/// once, as a label or an annotation; objects carry each key in the other place too), and a pair
+/// linked to Helm's by `sameOwnerAs`.
+fn marks() -> [Value; 8] {
     [
         json!({"label": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]}),
         json!({"annotation": CAMEL}),
@@ -648,7 +649,6 @@ fn marks() -> [Value; 9] {
         json!({"annotation": HELM_NAME, "namespaceKey": HELM_NAMESPACE}),
         json!({"label": KUSTOMIZE_NAME, "namespaceKey": KUSTOMIZE_NAMESPACE}),
         json!({"annotation": TRACKING, "format": "ArgoCDTrackingID"}),
-        json!({"label": CAMEL}),
         json!({"label": FLUX_NAME, "namespaceKey": FLUX_NAMESPACE, "sameOwnerAs": [HELM_NAME]}),
     ]
 }
