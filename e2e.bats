@@ -646,6 +646,8 @@ CAMEL_IDENTITIES='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}
 {"identities": [{"owners": ["ClusterExtension.a"]}]}|identities[0]: binds no users or groups
 {"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]: "Extension.${ns}.*" uses the unknown template ${ns}
 {"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerMarks
+{"identities": [{"owners": ["Extension.${namespace}*"], "users": ["system:serviceaccount:*:installer"]}]}|identities[0].owners[0]: "Extension.${namespace}*" lets ${namespace} stand for a longer or another namespace: the * beside it, with only namespace characters between, matches them too; separate the two with a character a namespace cannot hold, or drop the *, as in "Extension.${namespace}.*"
+{"identities": [{"owners": ["Extension.*${namespace}.*"], "users": ["system:serviceaccount:*:installer"]}]}|identities[0].owners[0]: "Extension.*${namespace}.*" lets ${namespace} stand for a longer or another namespace
 EOF
 }
 
@@ -761,6 +763,43 @@ OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
     allowed
     evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$owned" "$(jq -c '. + {"single-owner-policy.io/offer": "appID: ClusterExtension.x -> ClusterExtension.y"}' <<<"$owned")" operator-1)"
     denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "ClusterExtension.x": user operator-1 acts for "operator-1", not for "ClusterExtension.x"; only a requester acting for an owner may offer it or withdraw an offer of it'
+}
+
+@test "handoff: an offer does not outlive its owner, whoever moved the object (an exempt user, a trusted writer)" {
+    local settings
+    settings=$(jq -c '. + {exemptions: {users: ["break-glass-admin"]},
+        trustedWriters: [{users: ["system:k3s-controller"], resources: ["integrations.camel.apache.org"], operations: ["UPDATE"]}]}' <<<"$CAMEL_IDENTITIES")
+    # operator-1 offered the Integration to operator-2; someone else moved it to operator-3, offer left
+    local offered='{"camel.apache.org/operator.id": "operator-1", "single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}'
+    local moved='{"camel.apache.org/operator.id": "operator-3", "single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}'
+    local taken='{"camel.apache.org/operator.id": "operator-2"}'
+    for mover in break-glass-admin system:k3s-controller; do
+        evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$offered" "$moved" "$mover")"
+        [ "$(jq -r .allowed <<<"$output")" = true ]
+    done
+    # operator-2 may not take it from operator-3, who never offered it
+    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$moved" "$taken" "$OPERATOR_2")"
+    denied 'annotation camel.apache.org/operator.id: owner change denied for Integration shop/x from "operator-3" to "operator-2": an object has one owner; the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-1 -> operator-2", which does not hand it to "operator-2"'
+    # the audit reports the stale offer
+    evaluate "$settings" "$(replay "$(request camel.apache.org Integration shop CREATE null "$moved")")"
+    denied 'annotation single-owner-policy.io/offer: offer: Integration shop/x is owned by "operator-3": the offer is made by "operator-1", but the object is owned by "operator-3"; only the owner offers it'
+}
+
+@test "audit: only the scanner's request is a replay; a CREATE without a user name but with groups is judged in full" {
+    local owned='{"camel.apache.org/operator.id": "operator-1"}'
+    local file
+    file=$(request camel.apache.org Integration shop CREATE null "$owned" "")
+    # as the API server sends it: groups, requestResource
+    jq '.userInfo = {username: "", groups: ["system:authenticated"]} | .requestResource = .resource' "$file" >"$BATS_TEST_TMPDIR/anonymous.json"
+    evaluate "$CAMEL_IDENTITIES" "$BATS_TEST_TMPDIR/anonymous.json"
+    denied 'annotation camel.apache.org/operator.id: identity denied for Integration shop/x from none to "operator-1": user "" acts for none, not for "operator-1"; only a requester acting for an owner may set it'
+    # and the same without groups, but with requestResource, which the scanner never sends
+    jq '.userInfo = {} | .requestResource = .resource' "$file" >"$BATS_TEST_TMPDIR/no-groups.json"
+    evaluate "$CAMEL_IDENTITIES" "$BATS_TEST_TMPDIR/no-groups.json"
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    # the scanner's own request of the same object passes
+    evaluate "$CAMEL_IDENTITIES" "$(replay "$file")"
+    allowed
 }
 
 # --- hostile input: odd requests through the module (see README, "Failure behaviour") ----

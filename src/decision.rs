@@ -714,7 +714,10 @@ impl<'a> Reading<'a> {
         if acting.acts_for(&id) || (access == Access::Write && writes) {
             return None;
         }
-        let user = &self.request.user_info.username;
+        let user = match &*self.request.user_info.username {
+            "" => "\"\"",
+            user => user,
+        };
         if writes {
             return Some(format!(
                 "user {user} only writes for {owner} (access: Write); only a requester acting \
@@ -1296,17 +1299,30 @@ mod tests {
     }
 
     #[test]
-    fn only_a_request_without_a_user_name_is_an_audit_replay() {
+    fn only_what_the_audit_scanner_sends_is_an_audit_replay() {
         let settings = camel_k(json!({"stamp": true}));
-        for user in ["system:anonymous", "alice", OPERATOR_1] {
+        // What the API server sends: a user name, or groups, and always `requestResource`.
+        let integrations =
+            json!({"group": "camel.apache.org", "version": "v1", "resource": "integrations"});
+        #[rustfmt::skip]
+        let requesters = [
+            (json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]}), false),
+            (json!({"username": "alice"}), false),
+            (json!({"username": OPERATOR_1}), true),
+            (json!({"username": "", "groups": ["system:authenticated"]}), false),
+            (json!({}), false),
+        ];
+        for (user_info, acts) in requesters {
             let mut request = replay(
                 json!({"group": "camel.apache.org", "version": "v1", "kind": "Integration"}),
                 "shop",
                 json!({}),
             );
-            request["userInfo"] = json!({"username": user});
+            request["userInfo"] = user_info.clone();
+            request["requestResource"] = integrations.clone();
+            let user = user_info.to_string();
             let stamped = decide(&request, &settings);
-            assert_eq!(stamped == Outcome::Allow, user != OPERATOR_1, "{user}");
+            assert_eq!(stamped == Outcome::Allow, !acts, "{user}");
             request["object"]["metadata"] = owned_by("operator-2");
             let Outcome::Deny(messages) = decide(&request, &settings) else {
                 panic!("{user} set an owner it does not act for");
@@ -1316,6 +1332,15 @@ mod tests {
                 "{messages:?}"
             );
         }
+        // The scanner's own request (no user, no groups, no requestResource) is a replay: the
+        // state alone is judged, and a correctly owned object passes.
+        let mut replayed = replay(
+            json!({"group": "camel.apache.org", "version": "v1", "kind": "Integration"}),
+            "shop",
+            owned_by("operator-2"),
+        );
+        replayed["userInfo"] = json!({});
+        assert_eq!(decide(&replayed, &settings), Outcome::Allow);
         let mut update = integration("UPDATE", "", owned_by("operator-1"), owned_by("operator-2"));
         update["userInfo"] = json!({});
         let Outcome::Deny(messages) = decide(&update, &camel_k(json!({}))) else {

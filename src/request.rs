@@ -30,6 +30,10 @@ pub struct AdmissionRequest<'a> {
     /// table, name.
     #[serde(default, borrow, deserialize_with = "null_as_default")]
     pub resource: GroupVersionResource<'a>,
+    /// Whether the request names the resource the client asked for (`requestResource`): the
+    /// API server always does, Kubewarden's audit scanner never.
+    #[serde(default, rename = "requestResource", deserialize_with = "present")]
+    pub names_request_resource: bool,
     /// CREATE, UPDATE, DELETE or CONNECT.
     pub operation: Operation,
     /// The namespace of the object; empty for cluster-scoped objects.
@@ -56,12 +60,20 @@ pub struct AdmissionRequest<'a> {
 }
 
 impl AdmissionRequest<'_> {
-    /// Whether the request is Kubewarden's audit scanner replaying a stored object: a CREATE
-    /// with no user name. The API server names every requester, `system:anonymous` at least;
-    /// the scanner (`newAdmissionRequest` in kubewarden-controller's
-    /// `internal/audit-scanner/scanner`) sends an empty `userInfo`.
+    /// Whether the request is Kubewarden's audit scanner replaying a stored object, which no
+    /// request of the API server can pass for: a CREATE with no user name, no groups and no
+    /// `requestResource`. The scanner (`newAdmissionRequest` in kubewarden-controller's
+    /// `internal/audit-scanner/scanner`) sets none of them (`userInfo` arrives as `{}`); the API
+    /// server always sets `requestResource` (`CreateV1AdmissionReview`,
+    /// `k8s.io/apiserver/pkg/admission/plugin/webhook/request`) and gives every requester it
+    /// authenticates `system:authenticated` or `system:unauthenticated`
+    /// (`pkg/authentication/group`), while an empty user name is not refused by every
+    /// authenticator. Anything else is judged in full.
     pub fn is_audit_replay(&self) -> bool {
-        self.operation == Operation::Create && self.user_info.username.is_empty()
+        self.operation == Operation::Create
+            && self.user_info.username.is_empty()
+            && self.user_info.groups.is_empty()
+            && !self.names_request_resource
     }
 
     /// Whether the request targets a subresource (`status`, `scale`, …) of the object.
@@ -416,6 +428,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Metadata<'a> {
 
         deserializer.deserialize_map(MetadataVisitor(PhantomData))
     }
+}
+
+/// Whether a field is there and not `null`, whatever it holds.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Ok(Option::<de::IgnoredAny>::deserialize(deserializer)?.is_some())
 }
 
 /// Reads an optional field whose `null` means the same as its absence.

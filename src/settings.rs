@@ -7,7 +7,10 @@
 use serde::Deserialize;
 
 use crate::control_plane::{KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system};
-use crate::identity::{Identity, SERVICE_ACCOUNT_PREFIX, TEMPLATES, is_dns_subdomain};
+use crate::identity::{
+    Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
+    is_dns_subdomain,
+};
 use crate::owner::{Claim, Format, OwnerMark, Place};
 use crate::request::Operation;
 
@@ -487,12 +490,52 @@ fn check_owner_pattern(pattern: &str, settings: &Settings) -> Result<(), String>
                 .to_owned(),
         );
     }
+    if let Some(why) = widened_template(pattern) {
+        return Err(why);
+    }
     let exact = !pattern.contains(['*', '$']);
     let valid_somewhere = |mark: &OwnerMark| Claim::of_owner(mark, pattern).owner(mark).is_ok();
     if exact && !settings.owner_marks.iter().any(valid_somewhere) {
         return Err("is no valid owner for any of the ownerMarks".to_owned());
     }
     Ok(())
+}
+
+/// Why a `*` beside a template widens it, if one does: with only characters the filled-in
+/// value may hold between them (a DNS label's for `${namespace}`, a DNS subdomain's for
+/// `${name}`), the `*` lets the template stand for a longer or another name —
+/// `Extension.${namespace}*` would act for `team-ab` as `team-a`.
+fn widened_template(pattern: &str) -> Option<String> {
+    let label = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    let subdomain = |c: char| label(c) || c == '.';
+    let templates: [(&str, &dyn Fn(char) -> bool, &str, &str); 2] = [
+        (
+            NAMESPACE_TEMPLATE,
+            &label,
+            "namespace",
+            "Extension.${namespace}.*",
+        ),
+        (
+            NAME_TEMPLATE,
+            &subdomain,
+            "name",
+            "ClusterExtension.${name}",
+        ),
+    ];
+    for (template, holds, what, instead) in templates {
+        for (at, _) in pattern.match_indices(template) {
+            let before = pattern[..at].chars().rev().find(|c| !holds(*c));
+            let after = pattern[at + template.len()..].chars().find(|c| !holds(*c));
+            if before == Some('*') || after == Some('*') {
+                return Some(format!(
+                    "lets {template} stand for a longer or another {what}: the * beside it, \
+                     with only {what} characters between, matches them too; separate the two \
+                     with a character a {what} cannot hold, or drop the *, as in {instead:?}"
+                ));
+            }
+        }
+    }
+    None
 }
 
 fn check_names(field: &str, names: &[String], problems: &mut Vec<String>) {
@@ -605,11 +648,12 @@ mod tests {
             r#"{"identities": [
                 {"owners": ["ClusterExtension.cert-manager"], "users": ["system:serviceaccount:cert-manager:installer"]},
                 {"owners": ["ClusterExtension.*"], "users": ["system:serviceaccount:olmv1-system:*"]},
-                {"owners": ["Extension.${namespace}.*", "ClusterExtension.${name}"], "groups": ["installers"]}
+                {"owners": ["Extension.${namespace}.*", "ClusterExtension.${name}"], "groups": ["installers"]},
+                {"owners": ["${namespace}/*", "*/${name}", "Extension.${namespace}.${name}"], "groups": ["reconcilers"]}
             ], "writes": "Owner", "stamp": true}"#,
         )
         .unwrap();
-        assert_eq!(settings.identities.len(), 3);
+        assert_eq!(settings.identities.len(), 4);
         for user in [
             "system:serviceaccount:a:b",
             "system:serviceaccount:*:installer",
@@ -729,6 +773,22 @@ mod tests {
             (
                 r#"{"identities": [{"owners": ["Extension.${ns}.*"], "groups": ["g"]}]}"#,
                 r#"identities[0].owners[0]: "Extension.${ns}.*" uses the unknown template ${ns}; the templates are ${namespace} and ${name}"#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["Extension.${namespace}*"], "users": ["system:serviceaccount:*:installer"]}]}"#,
+                r#"identities[0].owners[0]: "Extension.${namespace}*" lets ${namespace} stand for a longer or another namespace: the * beside it, with only namespace characters between, matches them too; separate the two with a character a namespace cannot hold, or drop the *, as in "Extension.${namespace}.*""#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["Extension.*${namespace}.*"], "users": ["system:serviceaccount:*:installer"]}]}"#,
+                r#"identities[0].owners[0]: "Extension.*${namespace}.*" lets ${namespace} stand for a longer or another namespace"#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["Extension.*-${namespace}.*"], "users": ["system:serviceaccount:*:installer"]}]}"#,
+                r#"identities[0].owners[0]: "Extension.*-${namespace}.*" lets ${namespace} stand for"#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["ClusterExtension.${name}.*"], "users": ["system:serviceaccount:*:installer"]}]}"#,
+                r#"identities[0].owners[0]: "ClusterExtension.${name}.*" lets ${name} stand for a longer or another name: the * beside it, with only name characters between, matches them too; separate the two with a character a name cannot hold, or drop the *, as in "ClusterExtension.${name}""#,
             ),
             (
                 r#"{"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}"#,
