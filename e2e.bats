@@ -110,15 +110,15 @@ settings_rejected() {
 
 @test "writes: Owner: a value from before the policy that names no owner freezes nothing" {
     local legacy='{"appID": "payments"}'
-    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" "$legacy")"
+    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" "$legacy")"
     allowed
-    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a DELETE "$legacy" null)"
+    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a DELETE "$legacy" null)"
     allowed
-    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" '{}')"
+    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" '{}')"
     allowed
     # a readable owner stays one
     local owned='{"appID": "ClusterExtension.cert-manager"}'
-    evaluate test_data/releases/settings.yaml "$(request "" ConfigMap team-a DELETE "$owned" null)"
+    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a DELETE "$owned" null)"
     denied 'label appID: owner writes denied for DELETE of ConfigMap team-a/x, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
@@ -402,9 +402,9 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
 @test "subresource: orphaning through pods/status or namespaces/status is judged like on the object" {
     evaluate '{"orphaning": "Deny"}' "$(status_write pod-status-update-by-kubelet.json "$ORPHAN")"
     denied 'label appID: orphaning denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from "ClusterExtension.cert-manager" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
-    evaluate test_data/releases/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN")"
+    evaluate examples/helm-accounts/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN")"
     denied 'label appID: identity denied for Namespace cert-manager (subresource status) from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate test_data/releases/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN" system:serviceaccount:helm-releases:cert-manager)"
+    evaluate examples/helm-accounts/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN" system:serviceaccount:helm-releases:cert-manager)"
     allowed
 }
 
@@ -424,22 +424,22 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
     done
     # The same write on the Pod itself is the owner's to make.
     jq 'del(.subResource, .requestSubResource)' test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/main.json"
-    evaluate test_data/releases/settings.yaml "$BATS_TEST_TMPDIR/main.json"
+    evaluate examples/helm-accounts/settings.yaml "$BATS_TEST_TMPDIR/main.json"
     denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p, owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
 @test "subresource: a scale update is allowed, whatever its Scale body says" {
-    evaluate test_data/releases/settings.yaml test_data/deployment-scale-update.json
+    evaluate examples/helm-accounts/settings.yaml test_data/deployment-scale-update.json
     allowed
     jq '.object.metadata.labels = {"appID": "ClusterExtension.other"}' test_data/deployment-scale-update.json >"$BATS_TEST_TMPDIR/scale.json"
-    evaluate test_data/releases/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
+    evaluate examples/helm-accounts/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
     allowed
 }
 
 @test "subresource: an offer made through a status write is judged like one on the object" {
     jq '.object.metadata.annotations["single-owner-policy.io/offer"] = "appID: ClusterExtension.cert-manager -> ClusterExtension.kube-prometheus-stack"' \
         test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/offer.json"
-    evaluate test_data/releases/settings.yaml "$BATS_TEST_TMPDIR/offer.json"
+    evaluate examples/helm-accounts/settings.yaml "$BATS_TEST_TMPDIR/offer.json"
     denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)
 annotation single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may offer it or withdraw an offer of it'
 }
@@ -531,25 +531,25 @@ CAMEL_IDENTITIES='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}
     {"owners": ["operator-2"], "users": ["system:serviceaccount:camel-k-next:camel-k-operator"]}]}'
 
 @test "identity: the two-step takeover (orphan, then adopt) is denied at both steps" {
-    evaluate test_data/releases/settings.yaml test_data/releases/denied-crd-orphaned-by-admin.json
+    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-crd-orphaned-by-admin.json
     denied 'label appID: identity denied for CustomResourceDefinition certificates.cert-manager.io from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:kube-prometheus-stack)"
+    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:kube-prometheus-stack)"
     denied 'label appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
 }
 
 @test "identity: a release may not label something as another release's" {
-    evaluate test_data/releases/settings.yaml test_data/releases/denied-crd-labelled-for-other-release.json
+    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-crd-labelled-for-other-release.json
     denied 'label appID: identity denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from none to "ClusterExtension.kube-prometheus-stack": user system:serviceaccount:helm-releases:cert-manager acts for "ClusterExtension.cert-manager", not for "ClusterExtension.kube-prometheus-stack"; only a requester acting for an owner may set it'
 }
 
 @test "writes: Owner: a hook of release B may not patch or delete release A's CRD or Job" {
-    evaluate test_data/releases/settings.yaml test_data/releases/denied-crd-patched-by-other-release-hook.json
+    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-crd-patched-by-other-release-hook.json
     denied 'label appID: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-    evaluate test_data/releases/settings.yaml test_data/releases/denied-job-deleted-by-other-release-hook.json
+    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-job-deleted-by-other-release-hook.json
     denied 'label appID: owner writes denied for DELETE of Job cert-manager/upgrade-crds, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-    evaluate test_data/releases/settings.yaml test_data/releases/allowed-job-deleted-by-own-release-hook.json
+    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/allowed-job-deleted-by-own-release-hook.json
     allowed
-    evaluate test_data/releases/settings.yaml test_data/releases/allowed-crd-upgrade-by-own-release.json
+    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/allowed-crd-upgrade-by-own-release.json
     allowed
 }
 
@@ -583,10 +583,61 @@ CAMEL_IDENTITIES='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}
 }
 
 @test "stamp: a CREATE by a release's service account gets its owner label" {
-    evaluate test_data/releases/settings.yaml test_data/releases/allowed-crd-create-stamped.json
+    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/allowed-crd-create-stamped.json
     allowed
     [ "$(jq -r .patchType <<<"$output")" = JSONPatch ]
     [ "$(patch)" = '[{"op":"add","path":"/metadata/labels","value":{"appID":"ClusterExtension.cert-manager"}}]' ]
+}
+
+# The two policies `make manifest` writes for examples/helm-accounts (stamp: true): the stamping
+# twin's settings (stampOnly: true) and the judging twin's (stamp: false).
+twins() {
+    STAMPING="$BATS_TEST_TMPDIR/stamping.yaml"
+    JUDGING="$BATS_TEST_TMPDIR/judging.yaml"
+    { cat examples/helm-accounts/settings.yaml; echo "stampOnly: true"; } >"$STAMPING"
+    sed 's/^stamp: true$/stamp: false/' examples/helm-accounts/settings.yaml >"$JUDGING"
+    grep -qx 'stamp: false' "$JUDGING"
+}
+
+# patched FILE: the request FILE with the patch of the last response applied to its object.
+patched() {
+    local out="$BATS_TEST_TMPDIR/patched-$RANDOM.json"
+    jq --argjson ops "$(patch)" '
+        def pointer: ltrimstr("/") | split("/") | map(gsub("~1"; "/") | gsub("~0"; "~"));
+        .object |= reduce $ops[] as $op (.;
+            if $op.op == "remove" then delpaths([$op.path | pointer])
+            else setpath($op.path | pointer; $op.value) end)' "$1" >"$out"
+    echo "$out"
+}
+
+@test "stamp: the stamping twin stamps and denies nothing; the judging twin judges the final object, once" {
+    twins
+    # A release's CREATE: stamped by one, accepted as stamped by the other.
+    evaluate "$STAMPING" examples/helm-accounts/allowed-crd-create-stamped.json
+    allowed
+    [ "$(patch)" = '[{"op":"add","path":"/metadata/labels","value":{"appID":"ClusterExtension.cert-manager"}}]' ]
+    local stamped
+    stamped=$(patched examples/helm-accounts/allowed-crd-create-stamped.json)
+    evaluate "$JUDGING" "$stamped"
+    allowed
+    [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+    # A takeover: the stamping twin lets it through untouched, the judging twin denies it.
+    evaluate "$STAMPING" examples/helm-accounts/denied-crd-labelled-for-other-release.json
+    allowed
+    [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
+    [ "$(jq -r .warnings <<<"$output")" = null ]
+    evaluate "$JUDGING" examples/helm-accounts/denied-crd-labelled-for-other-release.json
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    # An exempt requester is warned about once, by the judging twin.
+    jq '.userInfo.username = "break-glass-admin"' examples/helm-accounts/denied-crd-labelled-for-other-release.json >"$BATS_TEST_TMPDIR/exempt.json"
+    evaluate "$STAMPING" "$BATS_TEST_TMPDIR/exempt.json"
+    [ "$(jq -r .warnings <<<"$output")" = null ]
+    evaluate "$JUDGING" "$BATS_TEST_TMPDIR/exempt.json"
+    [ "$(jq -r '.warnings | length' <<<"$output")" = 1 ]
+    # A mutating webhook called after the stamping one that moves the label is caught.
+    jq '.object.metadata.labels.appID = "ClusterExtension.kube-prometheus-stack"' "$stamped" >"$BATS_TEST_TMPDIR/rewritten.json"
+    evaluate "$JUDGING" "$BATS_TEST_TMPDIR/rewritten.json"
+    [ "$(jq -r .allowed <<<"$output")" = false ]
 }
 
 @test "stamp: both labels of a kind/name pair are stamped, beside existing labels" {
@@ -599,10 +650,10 @@ CAMEL_IDENTITIES='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}
 }
 
 @test "stamp: no stamping on UPDATE, for wildcard-only requesters, or when already labelled" {
-    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{}' system:serviceaccount:helm-releases:cert-manager)"
+    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{}' system:serviceaccount:helm-releases:cert-manager)"
     allowed
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
-    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" CREATE null '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:cert-manager)"
+    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" CREATE null '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:cert-manager)"
     allowed
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
     settings='{"identities": [{"owners": ["ClusterExtension.*"], "users": ["olm"]}], "stamp": true}'
@@ -615,11 +666,11 @@ CAMEL_IDENTITIES='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}
     # A client certificate's CN or a proxy's user name can read system:serviceaccount:…:*; no
     # service account is named so, and a filled-in template value is never a wildcard.
     impostor='system:serviceaccount:helm-releases:*'
-    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{}' "$impostor")"
+    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{}' "$impostor")"
     denied 'label appID: identity denied for CustomResourceDefinition x from "ClusterExtension.cert-manager" to none: user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
+    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
     denied 'label appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
-    evaluate test_data/releases/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
+    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
     [ "$(jq -r .allowed <<<"$output")" = false ]
     [[ $(jq -r .status.message <<<"$output") == 'label appID: owner writes denied for UPDATE of CustomResourceDefinition x'* ]]
 }
@@ -995,7 +1046,7 @@ replay() {
 }
 
 @test "audit: an owner out of scope, an invalid owner and half a pair fail, naming the owner and the rule" {
-    evaluate test_data/releases/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
+    evaluate examples/helm-accounts/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
     denied "label appID: cluster scope: CustomResourceDefinition applications.argoproj.io is owned by \"Extension.team-a.argocd\": $CLUSTER_ONLY"
     evaluate examples/app-id/settings.yaml "$(replay test_data/configmap-create-other-namespace.json)"
     denied 'label appID: namespace scope: ConfigMap team-b/argocd-cm is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
@@ -1025,11 +1076,11 @@ replay() {
 @test "audit: the runner's --audit sends the scanner's request" {
     [[ $(basename "$KWCTL") == runner ]] || skip "needs the repo's runner (run --audit)"
     jq .object test_data/crd-create-namespaced-owner.json >"$BATS_TEST_TMPDIR/crd.json"
-    run --separate-stderr "$KWCTL" run --audit --settings-path test_data/releases/settings.yaml \
+    run --separate-stderr "$KWCTL" run --audit --settings-path examples/helm-accounts/settings.yaml \
         --request-path "$BATS_TEST_TMPDIR/crd.json" "$POLICY"
     [ "$status" -eq 0 ]
     via_flag=$output
-    evaluate test_data/releases/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
+    evaluate examples/helm-accounts/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
     [ "$via_flag" = "$output" ]
     [ "$(jq -r .allowed <<<"$output")" = false ]
 }

@@ -355,9 +355,10 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// Denies with every violation; otherwise mutates where the settings ask for it.
+    /// Denies with every violation; otherwise mutates where the settings ask for it. Under
+    /// `stampOnly` nothing is denied: the validating twin judges the final object.
     fn decide(&self, judged: Judged<'a>) -> Decision<'a> {
-        if !judged.violations.is_empty() {
+        if !judged.violations.is_empty() && !self.settings.stamp_only {
             return Decision::Deny(judged.violations);
         }
         let mut mutation = Mutation {
@@ -1523,5 +1524,46 @@ mod tests {
             json!({"labels": {"appID": "operator-1"}}),
         );
         assert_eq!(decide(&owned, &two), Outcome::Allow);
+    }
+
+    #[test]
+    fn a_stamp_only_twin_stamps_and_consumes_but_denies_nothing() {
+        let twin = camel_k(json!({"stamp": true, "stampOnly": true}));
+        let create = integration("CREATE", OPERATOR_1, Value::Null, json!({}));
+        let stamp = Mutation {
+            labels: vec![(
+                "camel.apache.org/operator.id".to_owned(),
+                "operator-1".to_owned(),
+            )],
+            ..Mutation::default()
+        };
+        assert_eq!(decide(&create, &twin), Outcome::Mutate(stamp));
+        // A takeover the validating twin denies passes the stamping twin untouched.
+        let taken = integration(
+            "UPDATE",
+            "alice",
+            owned_by("operator-1"),
+            owned_by("operator-2"),
+        );
+        assert_eq!(decide(&taken, &twin), Outcome::Allow);
+        assert!(matches!(
+            decide(&taken, &camel_k(json!({}))),
+            Outcome::Deny(_)
+        ));
+        // The offer its mark's move consumed is removed, as the validating twin expects.
+        let accepted = integration(
+            "UPDATE",
+            "alice",
+            offered("operator-1", "operator-2"),
+            json!({"labels": {"camel.apache.org/operator.id": "operator-2"},
+                   "annotations": {"single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}}),
+        );
+        assert_eq!(
+            decide(&accepted, &twin),
+            Outcome::Mutate(Mutation {
+                remove_annotation: Some("single-owner-policy.io/offer".to_owned()),
+                ..Mutation::default()
+            })
+        );
     }
 }

@@ -60,6 +60,11 @@ pub struct Settings {
     /// policy is then deployed mutating, and also removes the offers that handoffs consume).
     #[serde(default)]
     pub stamp: bool,
+    /// Whether this policy only stamps and removes consumed offers, and denies nothing: the
+    /// mutating twin of a validating policy with the same marks, which judges the final object
+    /// after every mutation (`make manifest` writes both when `stamp: true`).
+    #[serde(default)]
+    pub stamp_only: bool,
     /// The annotation by which an owner offers an object to another owner.
     #[serde(default = "default_offer_annotation")]
     pub offer_annotation: String,
@@ -164,6 +169,7 @@ impl Default for Settings {
             identities: Vec::new(),
             writes: Writes::default(),
             stamp: false,
+            stamp_only: false,
             offer_annotation: default_offer_annotation(),
             trusted_writers: Vec::new(),
         }
@@ -260,6 +266,12 @@ impl Settings {
                         .to_owned(),
                 );
             }
+        }
+        if self.stamp_only && !self.stamp {
+            problems.push(
+                "stampOnly: true needs stamp: true; a policy that only stamps must stamp"
+                    .to_owned(),
+            );
         }
         if problems.is_empty() {
             Ok(())
@@ -746,6 +758,10 @@ mod tests {
                 r#"offerAnnotation: "offer to" is not a valid annotation key"#,
             ),
             (r#"{"stamp": true}"#, "stamp: true needs identities"),
+            (
+                r#"{"stampOnly": true}"#,
+                "stampOnly: true needs stamp: true; a policy that only stamps must stamp",
+            ),
             (
                 r#"{"stamp": "yes"}"#,
                 "stamp: invalid type: string \"yes\", expected a boolean",

@@ -33,53 +33,81 @@ fn yaml(path: PathBuf) -> Value {
 fn policies_agree_with_metadata_and_their_settings_file() {
     let metadata = yaml(root().join("metadata.yml"));
     for setup in setups() {
-        let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
-        let settings = yaml(root().join(format!("examples/{setup}/settings.yaml")));
-        let spec = &policy["spec"];
-        assert_eq!(policy["apiVersion"], "policies.kubewarden.io/v1", "{setup}");
-        assert_eq!(policy["kind"], "ClusterAdmissionPolicy", "{setup}");
-        assert_eq!(spec["settings"], settings, "{setup}");
-        assert_eq!(
-            spec["backgroundAudit"], metadata["backgroundAudit"],
-            "{setup}"
-        );
-        // The policy may mutate, and evaluates DELETE, only where the settings need it to.
-        let stamps = settings["stamp"].as_bool().unwrap_or(false);
-        assert_eq!(spec["mutating"].as_bool(), Some(stamps), "{setup}");
-        assert!(
-            !stamps || metadata["mutating"].as_bool().unwrap(),
-            "{setup}"
-        );
-        // The rules of metadata.yml, in order, each with the operations the settings need; then
-        // the audit rules of kinds that only this setup's installers bring (Camel K's).
-        let rules = spec["rules"].as_sequence().unwrap();
-        let all = metadata["rules"].as_sequence().unwrap();
-        assert!(rules.len() >= all.len(), "{setup}: rules");
-        for (rule, all) in rules.iter().zip(all) {
-            for field in ["apiGroups", "apiVersions", "resources"] {
-                assert_eq!(rule[field], all[field], "{setup}: {field}");
+        let file = yaml(root().join(format!("examples/{setup}/settings.yaml")));
+        let policies = policies(&setup);
+        // With `stamp: true`, two policies: one judges (validating), one only stamps.
+        let twins = file["stamp"].as_bool() == Some(true);
+        assert_eq!(policies.len(), if twins { 2 } else { 1 }, "{setup}");
+        for policy in &policies {
+            let spec = &policy["spec"];
+            let settings = spec["settings"].clone();
+            let mut expected = file.clone();
+            if twins {
+                let stamping = policy["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("-stamp");
+                expected["stamp"] = Value::from(stamping);
+                if stamping {
+                    expected["stampOnly"] = Value::from(true);
+                }
             }
-            let operations = rule["operations"].as_sequence().unwrap();
-            let supported = all["operations"].as_sequence().unwrap();
-            assert!(
-                operations.iter().all(|op| supported.contains(op)),
-                "{setup}: {operations:?}"
+            assert_eq!(policy["apiVersion"], "policies.kubewarden.io/v1", "{setup}");
+            assert_eq!(policy["kind"], "ClusterAdmissionPolicy", "{setup}");
+            assert_eq!(settings, expected, "{setup}");
+            // The stamping twin leaves the audit to the judging one.
+            let stamp_only = settings["stampOnly"].as_bool().unwrap_or(false);
+            assert_eq!(
+                spec["backgroundAudit"].as_bool(),
+                Some(metadata["backgroundAudit"].as_bool().unwrap() && !stamp_only),
+                "{setup}"
             );
+            // The policy may mutate, and evaluates DELETE, only where the settings need it to.
+            let stamps = settings["stamp"].as_bool().unwrap_or(false);
+            assert_eq!(spec["mutating"].as_bool(), Some(stamps), "{setup}");
+            assert!(
+                !stamps || metadata["mutating"].as_bool().unwrap(),
+                "{setup}"
+            );
+            // The rules of metadata.yml, in order, each with the operations the settings need; then
+            // the audit rules of kinds that only this setup's installers bring (Camel K's).
+            let rules = spec["rules"].as_sequence().unwrap();
+            let all = metadata["rules"].as_sequence().unwrap();
+            assert!(rules.len() >= all.len(), "{setup}: rules");
+            for (rule, all) in rules.iter().zip(all) {
+                for field in ["apiGroups", "apiVersions", "resources"] {
+                    assert_eq!(rule[field], all[field], "{setup}: {field}");
+                }
+                let operations = rule["operations"].as_sequence().unwrap();
+                let supported = all["operations"].as_sequence().unwrap();
+                assert!(
+                    operations.iter().all(|op| supported.contains(op)),
+                    "{setup}: {operations:?}"
+                );
+            }
+            for extra in &rules[all.len()..] {
+                assert!(auditable(extra), "{setup}: {extra:?} is no audit rule");
+            }
+            let operations = rules[0]["operations"].as_sequence().unwrap();
+            let guards_deletes = settings["writes"].as_str() == Some("Owner");
+            assert_eq!(
+                operations.contains(&Value::from("DELETE")),
+                guards_deletes,
+                "{setup}"
+            );
+            let settings = serde_json::to_vec(&settings).unwrap();
+            let response = policy::validate_settings(&settings);
+            assert!(response.valid, "{setup}: {:?}", response.message);
         }
-        for extra in &rules[all.len()..] {
-            assert!(auditable(extra), "{setup}: {extra:?} is no audit rule");
-        }
-        let operations = rules[0]["operations"].as_sequence().unwrap();
-        let guards_deletes = settings["writes"].as_str() == Some("Owner");
-        assert_eq!(
-            operations.contains(&Value::from("DELETE")),
-            guards_deletes,
-            "{setup}"
-        );
-        let settings = serde_json::to_vec(&settings).unwrap();
-        let response = policy::validate_settings(&settings);
-        assert!(response.valid, "{setup}: {:?}", response.message);
     }
+}
+
+/// The policies of an example's policy.yaml: one, or two with `stamp: true`.
+fn policies(setup: &str) -> Vec<Value> {
+    let text = fs::read_to_string(root().join(format!("examples/{setup}/policy.yaml"))).unwrap();
+    serde_yaml::Deserializer::from_str(&text)
+        .map(|document| serde::Deserialize::deserialize(document).unwrap())
+        .collect()
 }
 
 /// Whether Kubewarden's audit scanner replays the objects a rule names: it skips rules with a
@@ -135,7 +163,7 @@ fn policies_have_rules_the_audit_scanner_replays() {
     ];
     let mut documents = vec![("metadata.yml".to_owned(), metadata["rules"].clone())];
     for setup in setups() {
-        let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
+        let policy = &policies(&setup)[0];
         documents.push((setup.clone(), policy["spec"]["rules"].clone()));
     }
     for (name, rules) in &documents {
@@ -174,7 +202,7 @@ fn policies_route_label_changing_subresources() {
         "certificatesigningrequests/approval",
     ];
     for setup in setups() {
-        let policy = yaml(root().join(format!("examples/{setup}/policy.yaml")));
+        let policy = &policies(&setup)[0];
         let routed = |resource: &str| {
             policy["spec"]["rules"]
                 .as_sequence()

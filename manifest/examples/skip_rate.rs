@@ -56,9 +56,31 @@ fn main() -> ExitCode {
         .map(|entry| entry.file_name().into_string().unwrap())
         .collect();
     setups.sort();
-    for setup in &setups {
-        let path = root.join(format!("examples/{setup}/settings.yaml"));
-        let (parsed, json) = settings(&std::fs::read_to_string(path).unwrap());
+    // With `stamp: true`, also the two policies `make manifest` writes: the stamping twin and
+    // the judging one.
+    let setups: Vec<(String, String)> = setups
+        .iter()
+        .flat_map(|setup| {
+            let text =
+                std::fs::read_to_string(root.join(format!("examples/{setup}/settings.yaml")))
+                    .unwrap();
+            let twins = text.lines().any(|line| line == "stamp: true");
+            let mut all = vec![(setup.clone(), text.clone())];
+            if twins {
+                all.push((
+                    format!("{setup}, stamping twin"),
+                    format!("{text}stampOnly: true\n"),
+                ));
+                all.push((
+                    format!("{setup}, judging twin"),
+                    text.replace("\nstamp: true\n", "\nstamp: false\n"),
+                ));
+            }
+            all
+        })
+        .collect();
+    for (setup, text) in &setups {
+        let (parsed, json) = settings(text);
         let conditions = Conditions::of(&parsed);
         let untrusting = Conditions::without_trust(&parsed);
         let mut tally = Tally::default();

@@ -84,7 +84,75 @@ impl std::str::FromStr for Mode {
 /// The ClusterAdmissionPolicy `name`, in `mode`, for the settings file whose text is
 /// `settings_yaml`: the rules of `metadata.yml` with the operations the settings need, the
 /// match conditions, and the settings file itself, comments included.
+///
+/// With `stamp: true`, two policies, upgraded together: `name`, validating, which judges the
+/// final object after every mutating webhook (its settings say `stamp: false`), and
+/// `name-stamp`, mutating, which only stamps and removes consumed offers (`stampOnly: true`).
+/// Kubewarden sets no `reinvocationPolicy`, so a mutating webhook called after the stamping
+/// one could change owner marks unjudged; the validating one sees what will be stored. Every
+/// denial and warning comes from the validating policy, once.
 pub fn manifest(name: &str, mode: Mode, settings_yaml: &str) -> Result<String, String> {
+    let settings = read_settings(settings_yaml)?;
+    if !settings.stamp || settings.stamp_only {
+        return policy(name, mode, settings_yaml, Twin::Alone);
+    }
+    let judging = replace_stamp(settings_yaml, STAMP_FALSE)?;
+    let stamping = replace_stamp(settings_yaml, STAMP_ONLY)?;
+    Ok(format!(
+        "{}---\n{}",
+        policy(name, mode, &judging, Twin::Judging)?,
+        policy(&format!("{name}-stamp"), mode, &stamping, Twin::Stamping)?
+    ))
+}
+
+/// The part a policy plays beside its twin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Twin {
+    /// No twin: the policy judges, and stamps if its settings say so.
+    Alone,
+    /// The validating policy that judges the final object.
+    Judging,
+    /// The mutating policy that only stamps.
+    Stamping,
+}
+
+/// What replaces `stamp: true` in the judging twin's settings.
+const STAMP_FALSE: &str = "# The policy single-owner-…-stamp stamps (stampOnly: true); this one judges the final object.\nstamp: false";
+
+/// What replaces `stamp: true` in the stamping twin's settings.
+const STAMP_ONLY: &str = "stamp: true\n# Only stamp and remove consumed offers: the validating twin judges the final object.\nstampOnly: true";
+
+/// The settings text with its top-level `stamp: true` line replaced.
+fn replace_stamp(settings_yaml: &str, with: &str) -> Result<String, String> {
+    let mut found = false;
+    let lines: Vec<String> = settings_yaml
+        .lines()
+        .map(|line| {
+            let value = line
+                .strip_prefix("stamp:")
+                .map(|rest| rest.split('#').next().unwrap_or_default().trim().to_owned());
+            if value.as_deref() == Some("true") {
+                found = true;
+                with.to_owned()
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect();
+    if !found {
+        return Err(
+            "with stamp: true, write `stamp: true` on a line of its own at the top level: the \
+             two policies' settings differ there"
+                .to_owned(),
+        );
+    }
+    let text = lines.join("\n") + "\n";
+    read_settings(&text)?;
+    Ok(text)
+}
+
+/// One ClusterAdmissionPolicy, playing `twin`.
+fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<String, String> {
     let settings = read_settings(settings_yaml)?;
     let mutating = settings.stamp;
     let deletes = conditions::guards_writes(&settings);
@@ -103,11 +171,23 @@ pub fn manifest(name: &str, mode: Mode, settings_yaml: &str) -> Result<String, S
     if deletes {
         yaml.push_str("  # DELETE is evaluated because of `writes: Owner`.\n");
     }
-    if mutating {
-        yaml.push_str("  # mutating: the policy stamps owner marks (`stamp: true`).\n");
+    match twin {
+        Twin::Alone if mutating => {
+            yaml.push_str("  # mutating: the policy stamps owner marks (`stamp: true`).\n");
+        }
+        Twin::Alone => {}
+        Twin::Judging => yaml.push_str(
+            "  # Validating: judges the final object after every mutation, the stamping twin's\n  \
+             # included (see README, \"Stamping\"); every denial and warning comes from here.\n",
+        ),
+        Twin::Stamping => yaml.push_str(
+            "  # Mutating: only stamps and removes consumed offers (`stampOnly: true`); denies and\n  \
+             # warns of nothing, and leaves the audit to its validating twin.\n",
+        ),
     }
+    let audit = twin != Twin::Stamping;
     yaml.push_str(&format!(
-        "  mutating: {mutating}\n  backgroundAudit: true\n  rules:\n    \
+        "  mutating: {mutating}\n  backgroundAudit: {audit}\n  rules:\n    \
          - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      resources: [\"*\"]\n      \
          operations: [\"CREATE\", \"UPDATE\"{}]\n",
         if deletes { ", \"DELETE\"" } else { "" }

@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::Path;
 
+use serde::Deserialize;
 use serde_yaml::Value;
 use single_owner_manifest::{MODULE, Mode, manifest, match_conditions, read_settings};
 
@@ -29,43 +30,54 @@ fn read(path: &str) -> String {
     fs::read_to_string(root().join(path)).unwrap()
 }
 
+/// The YAML documents of a file (two policies with `stamp: true`).
+fn documents(text: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(text)
+        .map(|document| Value::deserialize(document).unwrap())
+        .collect()
+}
+
 #[test]
 fn examples_carry_the_generated_match_conditions() {
     for setup in setups() {
-        let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
-        let Ok(policy) = fs::read_to_string(root().join(format!("examples/{setup}/policy.yaml")))
+        let Ok(text) = fs::read_to_string(root().join(format!("examples/{setup}/policy.yaml")))
         else {
             panic!("examples/{setup} has no policy.yaml; generate it: {REGENERATE}");
         };
-        let policy: Value = serde_yaml::from_str(&policy).unwrap();
-        let generated: Vec<(String, String)> = match_conditions(&settings)
-            .into_iter()
-            .map(|condition| (condition.name, condition.expression))
-            .collect();
-        let carried: Vec<(String, String)> = policy["spec"]["matchConditions"]
-            .as_sequence()
-            .unwrap_or_else(|| panic!("examples/{setup}/policy.yaml has no matchConditions"))
-            .iter()
-            .map(|condition| {
-                let field = |name: &str| condition[name].as_str().unwrap().to_owned();
-                (field("name"), field("expression"))
-            })
-            .collect();
-        let names = |conditions: &[(String, String)]| -> Vec<String> {
-            conditions.iter().map(|(name, _)| name.clone()).collect()
-        };
-        let stale: Vec<&str> = generated
-            .iter()
-            .filter(|condition| !carried.contains(condition))
-            .map(|(name, _)| name.as_str())
-            .collect();
-        assert!(
-            carried == generated,
-            "examples/{setup}/policy.yaml: its matchConditions {:?} are not the generated {:?} \
+        for policy in documents(&text) {
+            // Each policy carries the conditions of its own settings.
+            let settings =
+                read_settings(&serde_yaml::to_string(&policy["spec"]["settings"]).unwrap())
+                    .unwrap();
+            let generated: Vec<(String, String)> = match_conditions(&settings)
+                .into_iter()
+                .map(|condition| (condition.name, condition.expression))
+                .collect();
+            let carried: Vec<(String, String)> = policy["spec"]["matchConditions"]
+                .as_sequence()
+                .unwrap_or_else(|| panic!("examples/{setup}/policy.yaml has no matchConditions"))
+                .iter()
+                .map(|condition| {
+                    let field = |name: &str| condition[name].as_str().unwrap().to_owned();
+                    (field("name"), field("expression"))
+                })
+                .collect();
+            let names = |conditions: &[(String, String)]| -> Vec<String> {
+                conditions.iter().map(|(name, _)| name.clone()).collect()
+            };
+            let stale: Vec<&str> = generated
+                .iter()
+                .filter(|condition| !carried.contains(condition))
+                .map(|(name, _)| name.as_str())
+                .collect();
+            assert!(
+                carried == generated,
+                "examples/{setup}/policy.yaml: its matchConditions {:?} are not the generated {:?} \
              (differing: {stale:?}); regenerate them: {REGENERATE}",
-            names(&carried),
-            names(&generated),
-        );
+                names(&carried),
+                names(&generated),
+            );
+        }
     }
 }
 
@@ -89,42 +101,78 @@ fn the_generated_manifest_is_the_example_policy() {
             &settings_yaml,
         )
         .unwrap();
-        let generated: Value = serde_yaml::from_str(&generated).unwrap();
-        let example: Value =
-            serde_yaml::from_str(&read(&format!("examples/{setup}/policy.yaml"))).unwrap();
+        let generated = documents(&generated);
+        let examples = documents(&read(&format!("examples/{setup}/policy.yaml")));
         let settings: Value = serde_yaml::from_str(&settings_yaml).unwrap();
-        assert_eq!(generated["spec"]["settings"], settings, "{setup}");
         assert_eq!(
-            generated["spec"]["module"].as_str(),
-            Some(MODULE),
-            "{setup}"
+            generated.len(),
+            examples.len(),
+            "{setup}: policies; {REGENERATE}"
         );
-        for field in [
-            "module",
-            "mode",
-            "failurePolicy",
-            "namespaceSelector",
-            "mutating",
-            "backgroundAudit",
-            "matchConditions",
-            "settings",
-        ] {
-            assert!(
-                generated["spec"][field] == example["spec"][field],
-                "examples/{setup}/policy.yaml: spec.{field} is not the generated one; \
+        if let [generated] = generated.as_slice() {
+            assert_eq!(generated["spec"]["settings"], settings, "{setup}");
+        }
+        for (generated, example) in generated.iter().zip(&examples) {
+            assert_eq!(
+                generated["spec"]["module"].as_str(),
+                Some(MODULE),
+                "{setup}"
+            );
+            for field in [
+                "module",
+                "mode",
+                "failurePolicy",
+                "namespaceSelector",
+                "mutating",
+                "backgroundAudit",
+                "matchConditions",
+                "settings",
+            ] {
+                assert!(
+                    generated["spec"][field] == example["spec"][field],
+                    "examples/{setup}/policy.yaml: spec.{field} is not the generated one; \
                  regenerate it: {REGENERATE}"
+                );
+            }
+            assert_eq!(generated["metadata"], example["metadata"], "{setup}");
+            // The example may add audit rules for kinds its installers bring (Camel K's).
+            let generated = generated["spec"]["rules"].as_sequence().unwrap();
+            let example = example["spec"]["rules"].as_sequence().unwrap();
+            assert_eq!(
+                &example[..generated.len()],
+                generated.as_slice(),
+                "{setup}: rules"
             );
         }
-        assert_eq!(generated["metadata"], example["metadata"], "{setup}");
-        // The example may add audit rules for kinds its installers bring (Camel K's).
-        let generated = generated["spec"]["rules"].as_sequence().unwrap();
-        let example = example["spec"]["rules"].as_sequence().unwrap();
-        assert_eq!(
-            &example[..generated.len()],
-            generated.as_slice(),
-            "{setup}: rules"
-        );
     }
+}
+
+/// With `stamp: true`, two policies: one that judges the final object, validating, with
+/// `stamp: false`, and one that only stamps, mutating, with `stampOnly: true`; the rest of
+/// their settings is the file's.
+#[test]
+fn stamping_settings_make_two_policies() {
+    let settings_yaml = read("examples/helm-accounts/settings.yaml");
+    let mut settings: serde_json::Value = serde_yaml::from_str(&settings_yaml).unwrap();
+    assert_eq!(settings["stamp"], true);
+    let written = manifest("single-owner-x", Mode::Protect, &settings_yaml).unwrap();
+    let policies = documents(&written);
+    let [judging, stamping] = policies.as_slice() else {
+        panic!("{} policies", policies.len());
+    };
+    let as_json =
+        |value: &Value| -> serde_json::Value { serde_yaml::from_value(value.clone()).unwrap() };
+    assert_eq!(judging["metadata"]["name"], "single-owner-x");
+    assert_eq!(judging["spec"]["mutating"], false);
+    assert_eq!(judging["spec"]["backgroundAudit"], true);
+    assert_eq!(stamping["metadata"]["name"], "single-owner-x-stamp");
+    assert_eq!(stamping["spec"]["mutating"], true);
+    assert_eq!(stamping["spec"]["backgroundAudit"], false);
+    settings["stamp"] = false.into();
+    assert_eq!(as_json(&judging["spec"]["settings"]), settings);
+    settings["stamp"] = true.into();
+    settings["stampOnly"] = true.into();
+    assert_eq!(as_json(&stamping["spec"]["settings"]), settings);
 }
 
 #[test]

@@ -56,22 +56,33 @@ fn examples() -> Vec<String> {
     examples
 }
 
-/// Test settings kept beside their samples: the Helm releases of before 0.2.0, with
-/// identities, `writes: Owner` and stamping.
-const RELEASES: &str = "test_data/releases";
-
-/// Every example's settings, the releases' and the defaults, as (name, settings, the payload's
-/// JSON).
+/// Every example's settings (with `stamp: true`, those of both policies `make manifest` writes
+/// too) and the defaults, as (name, settings, the payload's JSON).
 fn setups() -> Vec<(String, Settings, Value)> {
     let folders = examples()
         .into_iter()
-        .map(|setup| (setup.clone(), format!("examples/{setup}")))
-        .chain([("releases".to_owned(), RELEASES.to_owned())]);
+        .map(|setup| (setup.clone(), format!("examples/{setup}")));
     let mut setups: Vec<_> = folders
-        .map(|(setup, folder)| {
+        .flat_map(|(setup, folder)| {
             let path = root().join(folder).join("settings.yaml");
             let (parsed, json) = settings(&fs::read_to_string(path).unwrap());
-            (setup, parsed, json)
+            // With `stamp: true`, the two policies `make manifest` writes: the one that judges
+            // the final object and the one that only stamps.
+            let twins = json["stamp"].as_bool() == Some(true);
+            let twin = |name: &str, change: Value| {
+                let mut json = json.clone();
+                json.as_object_mut()
+                    .unwrap()
+                    .extend(change.as_object().unwrap().clone());
+                let (parsed, json) = settings(&json.to_string());
+                (format!("{setup}, {name}"), parsed, json)
+            };
+            let mut all = vec![(setup.clone(), parsed, json.clone())];
+            if twins {
+                all.push(twin("judging twin", json!({"stamp": false})));
+                all.push(twin("stamping twin", json!({"stampOnly": true})));
+            }
+            all
         })
         .collect();
     let (parsed, json) = settings("{}");
@@ -84,13 +95,12 @@ fn setups() -> Vec<(String, Settings, Value)> {
 const CLUSTER_WRITES: &str = "test_data/cluster-writes";
 
 /// Every request fixture, in a setup's terms: `test_data/*.json`, the samples of
-/// `test_data/marks` and of the releases, the examples' samples, and the cluster writes with
+/// `test_data/marks`, the examples' samples, and the cluster writes with
 /// their placeholders expanded for the setup.
 fn fixtures(settings: &Settings) -> Vec<(PathBuf, Value)> {
     let mut folders = vec![
         root().join("test_data"),
         root().join("test_data/marks"),
-        root().join(RELEASES),
         root().join(CLUSTER_WRITES),
     ];
     folders.extend(
@@ -224,8 +234,8 @@ fn a_condition_without_the_stored_object_is_caught() {
         "camel-k: examples/camel-k/denied-integration-released-to-global-operator.json",
         "flux: examples/flux/denied-clusterrole-pruned-by-other-kustomization.json",
         "olm-v1: test_data/cluster-writes/person--delete-owned-deployment.json",
-        "releases: test_data/releases/denied-job-deleted-by-other-release-hook.json",
-        "releases: test_data/releases/denied-crd-orphaned-by-admin.json",
+        "helm-accounts: examples/helm-accounts/denied-job-deleted-by-other-release-hook.json",
+        "helm-accounts: examples/helm-accounts/denied-crd-orphaned-by-admin.json",
     ] {
         assert!(
             bypasses.iter().any(|b| b == expected),
