@@ -518,31 +518,48 @@ fn check_owner_pattern(pattern: &str, settings: &Settings) -> Result<(), String>
 /// `${name}`), the `*` lets the template stand for a longer or another name —
 /// `Extension.${namespace}*` would act for `team-ab` as `team-a`.
 fn widened_template(pattern: &str) -> Option<String> {
-    let label = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
-    let subdomain = |c: char| label(c) || c == '.';
-    let templates: [(&str, &dyn Fn(char) -> bool, &str, &str); 2] = [
-        (
-            NAMESPACE_TEMPLATE,
-            &label,
-            "namespace",
-            "Extension.${namespace}.*",
-        ),
-        (
-            NAME_TEMPLATE,
-            &subdomain,
-            "name",
-            "ClusterExtension.${name}",
-        ),
+    fn label(c: char) -> bool {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
+    }
+    fn subdomain(c: char) -> bool {
+        label(c) || c == '.'
+    }
+    /// A template, the characters of its value, what it names, and a pattern that uses it well.
+    struct Template {
+        text: &'static str,
+        holds: fn(char) -> bool,
+        what: &'static str,
+        instead: &'static str,
+    }
+    let templates = [
+        Template {
+            text: NAMESPACE_TEMPLATE,
+            holds: label,
+            what: "namespace",
+            instead: "Extension.${namespace}.*",
+        },
+        Template {
+            text: NAME_TEMPLATE,
+            holds: subdomain,
+            what: "name",
+            instead: "ClusterExtension.${name}",
+        },
     ];
-    for (template, holds, what, instead) in templates {
-        for (at, _) in pattern.match_indices(template) {
+    for Template {
+        text,
+        holds,
+        what,
+        instead,
+    } in templates
+    {
+        for (at, _) in pattern.match_indices(text) {
             let before = pattern[..at].chars().rev().find(|c| !holds(*c));
-            let after = pattern[at + template.len()..].chars().find(|c| !holds(*c));
+            let after = pattern[at + text.len()..].chars().find(|c| !holds(*c));
             if before == Some('*') || after == Some('*') {
                 return Some(format!(
-                    "lets {template} stand for a longer or another {what}: the * beside it, \
-                     with only {what} characters between, matches them too; separate the two \
-                     with a character a {what} cannot hold, or drop the *, as in {instead:?}"
+                    "lets {text} stand for a longer or another {what}: the * beside it, with \
+                     only {what} characters between, matches them too; separate the two with a \
+                     character a {what} cannot hold, or drop the *, as in {instead:?}"
                 ));
             }
         }
