@@ -9,22 +9,34 @@
 //!    side, the owners the requester acts for, and whether the request only finishes a
 //!    deletion ([`deletion`]) — each read once, for every rule;
 //! 3. **judge**: each mark by the transition table ([`transition`]), then the owner's validity
-//!    and scope ([`scope`]), one owner across marks, the identity rules and `writes: Owner`;
-//!    then the offer by the handoff table ([`handoff`]);
+//!    and scope ([`scope`]), one owner across marks ([`one_owner`]), the identity rules and
+//!    `writes: Owner` ([`acting`]); then the offer by the handoff table ([`offers`]); an audit
+//!    replay by the object's state alone ([`audit`]);
 //! 4. **decide**: deny with every violation; otherwise stamp the owner mark or remove a consumed
-//!    offer where the settings ask for it; otherwise allow.
+//!    offer where the settings ask for it ([`acting`]); otherwise allow. Under `stampOnly`
+//!    nothing is denied.
 //!
-//! Exemptions and the Kubewarden response are applied at the edge, in [`crate::policy`].
+//! Which requests are judged at all, and on which objects, is [`sides`]'s. Exemptions and the
+//! Kubewarden response are applied at the edge, in [`crate::policy`].
+
+mod acting;
+mod audit;
+mod offers;
+mod one_owner;
+mod sides;
+
+use offers::OfferVerdict;
+use sides::{Sides, marks_of};
 
 use crate::control_plane;
 use crate::deletion;
-use crate::handoff::{self, Offer, OfferRule};
+use crate::handoff::{self, Offer};
 use crate::identity::{Access, Acting};
 use crate::mutation::Mutation;
-use crate::owner::{Claim, MarkName, Marks, OwnerMark, Place, Tracked};
-use crate::request::{AdmissionRequest, Object, ObjectScope, Operation, Text};
+use crate::owner::{Claim, MarkName, Marks, OwnerMark, Place};
+use crate::request::{AdmissionRequest, Object, ObjectScope, Text};
 use crate::scope;
-use crate::settings::{Settings, Writes};
+use crate::settings::Settings;
 use crate::template::{self, Template};
 use crate::transition::{self, Denial, Judgement, Permissions};
 use crate::violation::{Change, Rule, Subject, Violation};
@@ -56,109 +68,6 @@ pub fn evaluate<'a>(request: &'a AdmissionRequest<'a>, settings: &'a Settings) -
         Ok(reading) => reading.decide(reading.judge()),
         Err(why) => Decision::Unreadable(why),
     }
-}
-
-/// The objects the rules compare: `old` is `None` on CREATE, `new` on DELETE.
-#[derive(Debug, Clone, Copy)]
-struct Sides<'a> {
-    old: Option<&'a Object<'a>>,
-    new: Option<&'a Object<'a>>,
-}
-
-impl<'a> Sides<'a> {
-    /// The sides of a request the rules judge; `None` for a request they do not judge: a
-    /// subresource write that changes nothing they guard, CONNECT, and DELETE unless
-    /// `writes: Owner`.
-    fn of(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Result<Option<Self>, String> {
-        let guards_deletes = !settings.identities.is_empty() && settings.writes == Writes::Owner;
-        let sides = |old, new| Ok(Some(Sides { old, new }));
-        match (request.operation, &request.old_object, &request.object) {
-            _ if request.is_subresource() && !subresource_changes_ownership(request, settings) => {
-                Ok(None)
-            }
-            (Operation::Create, _, Some(new)) => sides(None, Some(new)),
-            (Operation::Update, Some(old), Some(new)) => sides(Some(old), Some(new)),
-            (Operation::Delete, Some(old), _) if guards_deletes => sides(Some(old), None),
-            (Operation::Delete, _, _) if guards_deletes => {
-                Err("a DELETE request needs `oldObject`".to_owned())
-            }
-            (Operation::Delete | Operation::Connect, _, _) => Ok(None),
-            (Operation::Create, _, None) => Err("a CREATE request needs `object`".to_owned()),
-            (Operation::Update, _, _) => {
-                Err("an UPDATE request needs `object` and `oldObject`".to_owned())
-            }
-        }
-    }
-}
-
-/// Whether a subresource request may change what the rules guard, and so is judged like a
-/// request on the object itself: an UPDATE whose body is the object (a `Pod` on `pods/status`,
-/// not the `Scale` of `deployments/scale`) and whose owner marks or offer differ from the
-/// stored object's. Most built-in kinds' status strategies persist metadata changes
-/// (`podStatusStrategy.PrepareForUpdate` keeps the new object's metadata), so a status write can
-/// move an object between owners; one that keeps them is accepted whoever sends it, since
-/// kubelets and controllers write the status of every owner's objects.
-fn subresource_changes_ownership<'a>(
-    request: &'a AdmissionRequest<'a>,
-    settings: &Settings,
-) -> bool {
-    if request.operation != Operation::Update {
-        return false;
-    }
-    // Without both objects, an UPDATE is unreadable (400), on a subresource too.
-    let (Some(old), Some(new)) = (&request.old_object, &request.object) else {
-        return true;
-    };
-    if request.body_is_a_scale() {
-        return false;
-    }
-    let (Ok(old_marks), Ok(new_marks)) = (
-        marks_of(request, old, settings),
-        marks_of(request, new, settings),
-    ) else {
-        // An annotation the rules cannot read: judged, and so reported.
-        return true;
-    };
-    let owners_differ = settings
-        .owner_marks
-        .iter()
-        .any(|mark| Claim::read(mark, &old_marks) != Claim::read(mark, &new_marks));
-    fn offer<'o>(object: &'o Object<'_>, annotation: &str) -> Option<&'o str> {
-        object
-            .metadata
-            .annotations
-            .get(annotation)
-            .map(|raw| raw.get())
-    }
-    let annotation = settings.offer_annotation.as_str();
-    owners_differ || offer(old, annotation) != offer(new, annotation)
-}
-
-/// The metadata an object's marks are read from.
-fn marks_of<'a>(
-    request: &'a AdmissionRequest<'a>,
-    object: &'a Object<'a>,
-    settings: &Settings,
-) -> Result<Marks<'a>, String> {
-    let keys = settings
-        .owner_marks
-        .iter()
-        .filter(|mark| mark.place == Place::Annotation)
-        .flat_map(|mark| mark.keys().map(|(_, key)| key));
-    let namespace = match request.object_scope() {
-        ObjectScope::Cluster => "",
-        ObjectScope::Namespace(namespace) => namespace,
-    };
-    Ok(Marks {
-        labels: &object.metadata.labels,
-        annotations: object.mark_annotations(keys)?,
-        object: Some(Tracked {
-            group: &request.kind.group,
-            kind: &request.kind.kind,
-            namespace,
-            name: &object.metadata.name,
-        }),
-    })
 }
 
 /// One owner mark, on the object or in one of its templates, and what each side claims for it.
@@ -327,34 +236,6 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// The rules an object's state can break, for an audit replay: each mark names a valid
-    /// owner, in scope, and no second owner under another mark; a pending offer is one its
-    /// owner could make now. Identity, `writes`, stamping and `adoption` judge an act, and a
-    /// replay is none.
-    fn judge_state(&self) -> Judged<'a> {
-        let mut violations: Vec<_> = self
-            .entries
-            .iter()
-            .filter_map(|entry| {
-                let owner = entry.new.filter(|claim| !claim.is_none())?;
-                let (rule, reason) = match self.check_owner(entry.mark, owner) {
-                    Err(found) => found,
-                    Ok(()) => (Rule::OneOwner, self.second_owner(entry)?),
-                };
-                Some(self.entry_violation(entry, rule, Change::kept(owner), reason))
-            })
-            .collect();
-        if let Some(text) = self.new_offer.as_deref()
-            && let Some(violation) = self.check_new_offer(text)
-        {
-            violations.push(violation);
-        }
-        Judged {
-            violations,
-            consume_offer: false,
-        }
-    }
-
     /// Denies with every violation; otherwise mutates where the settings ask for it. Under
     /// `stampOnly` nothing is denied: the validating twin judges the final object.
     fn decide(&self, judged: Judged<'a>) -> Decision<'a> {
@@ -447,82 +328,6 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// Whether the stored object's offer hands `entry`'s owner over to another mark's owner,
-    /// and this update takes it there: `entry`'s mark is removed and the receiving mark names
-    /// the receiver.
-    fn handed_across(&self, entry: &Entry<'a>, offer: Option<Offer<'_>>) -> bool {
-        let Some(offer) = offer else {
-            return false;
-        };
-        let made_by_owner = offer.mark == entry.mark.key
-            && offer.from == entry.change().old.id()
-            && offer.to.mark != entry.mark.key;
-        made_by_owner
-            && self.siblings(entry).any(|receiver| {
-                receiver.mark.key == offer.to.mark
-                    && receiver
-                        .new
-                        .is_some_and(|claim| claim.id() == offer.to.owner)
-            })
-    }
-
-    /// Whether `entry`'s new owner is the receiver the stored object's offer names under
-    /// `entry`'s mark, and the offering mark hands the object over in this update.
-    fn received_across(&self, entry: &Entry<'a>, offer: Option<Offer<'_>>) -> bool {
-        let Some(offer) = offer else {
-            return false;
-        };
-        let receives = offer.to.mark == entry.mark.key
-            && entry.new.is_some_and(|claim| claim.id() == offer.to.owner);
-        receives
-            && self.siblings(entry).any(|giver| {
-                giver.mark.key == offer.mark
-                    && giver.new.unwrap_or_default().is_none()
-                    && self.handed_across(giver, Some(offer))
-            })
-    }
-
-    /// The entries beside `entry`: the other marks of the same object or template.
-    fn siblings<'s>(&'s self, entry: &'s Entry<'a>) -> impl Iterator<Item = &'s Entry<'a>> {
-        self.entries.iter().filter(move |other| {
-            other.template == entry.template && !std::ptr::eq(other.mark, entry.mark)
-        })
-    }
-
-    /// Why `entry`'s owner would be a second owner: another mark of the same object (one that
-    /// does not name the same owner) names a valid owner that stays, or that comes first in the
-    /// settings and is set too. An object has one owner across tools; the owner hands it over
-    /// with an offer naming the other mark.
-    fn second_owner(&self, entry: &Entry<'a>) -> Option<String> {
-        let order = |mark: &OwnerMark| {
-            self.settings
-                .owner_marks
-                .iter()
-                .position(|candidate| std::ptr::eq(candidate, mark))
-        };
-        let first = self.siblings(entry).find(|other| {
-            let Some(owner) = other.owned() else {
-                return false;
-            };
-            let stays = other.old == Some(owner);
-            !entry.mark.names_same_owner_as(other.mark)
-                && (stays || order(other.mark) < order(entry.mark))
-        })?;
-        let owner = first.new.unwrap_or_default();
-        let name = first.mark.name();
-        Some(format!(
-            "the object is owned by {owner} under {name}, and an object has one owner across \
-             tools; its owner hands it over with an offer ({}=\"{}\")",
-            self.settings.offer_annotation,
-            handoff::offer_text(
-                &first.mark.key,
-                &owner.id(),
-                &entry.mark.key,
-                &entry.new.unwrap_or_default().id()
-            )
-        ))
-    }
-
     /// Checks that a claim names a valid owner, in scope for the request's object.
     fn check_owner(&self, mark: &OwnerMark, claim: Claim<'_>) -> Result<(), (Rule, String)> {
         let owner = claim
@@ -538,221 +343,11 @@ impl<'a> Reading<'a> {
         })
     }
 
-    /// Under `writes: Owner`, an UPDATE or DELETE of an owned object requires writing for its
-    /// owner — through a subresource too, when the write changes what the rules guard (one that
-    /// does not is never judged: status writers write for every owner's objects). A write that
-    /// finishes a deletion that has begun needs no owner, nor does an object whose mark names
-    /// no owner the settings can read (it predates the policy; audit reports it).
-    fn check_writes(&self, entry: &Entry<'a>, owner: Claim<'a>) -> Option<Violation<'a>> {
-        if self.settings.writes != Writes::Owner
-            || owner.is_none()
-            || self.finishing
-            || owner.owner(entry.mark).is_err()
-        {
-            return None;
-        }
-        let reason = self.not_allowed(owner, "update or delete", Access::Write)?;
-        let reason = format!("{reason} (writes: Owner)");
-        Some(self.entry_violation(entry, Rule::OwnerWrites, Change::kept(owner), reason))
-    }
-
-    /// Applies the handoff table to the offer annotation of a CREATE or UPDATE.
-    fn judge_offer(&self) -> OfferVerdict<'a> {
-        let old = self.old_offer.as_deref();
-        let new = self.new_offer.as_deref();
-        let moving = |key: &str| self.object_entry(key).is_some_and(Entry::moves);
-        let rule = handoff::judge(old, new, moving);
-        let creating = self.request.operation == Operation::Create;
-        let deny = |reason| {
-            OfferVerdict::Deny(vec![
-                self.offer_violation(Change::kept(Claim::default()), reason),
-            ])
-        };
-        match rule {
-            OfferRule::Fine => OfferVerdict::Fine,
-            OfferRule::Consume if self.settings.stamp => OfferVerdict::Consume,
-            OfferRule::Consume | OfferRule::OfferWithMove => {
-                let annotation = &self.settings.offer_annotation;
-                let moved = [old, new]
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Offer::parse)
-                    .find_map(|offer| self.object_entry(offer.mark).filter(|entry| entry.moves()));
-                match moved {
-                    Some(entry) => OfferVerdict::Deny(vec![
-                        self.offer_violation(entry.change(), rule.reason(annotation, creating)),
-                    ]),
-                    None => deny(rule.reason(annotation, creating)),
-                }
-            }
-            OfferRule::Check => {
-                let withdrawn = old.and_then(|text| self.check_withdrawal(text));
-                let made = new.and_then(|text| self.check_new_offer(text));
-                let violations: Vec<_> = withdrawn.into_iter().chain(made).collect();
-                if violations.is_empty() {
-                    OfferVerdict::Fine
-                } else {
-                    OfferVerdict::Deny(violations)
-                }
-            }
-        }
-    }
-
-    /// Why the requester may not withdraw or change the stored offer, if it may not: only the
-    /// owner it was made under may, while it still owns the object. A stale offer — its mark
-    /// names another owner now, or it does not parse — hands nothing over, and goes freely.
-    fn check_withdrawal(&self, text: &str) -> Option<Violation<'a>> {
-        let offer = Offer::parse(text)?;
-        let entry = self.object_entry(offer.mark)?;
-        let owner = entry.new.filter(|claim| claim.id() == offer.from)?;
-        let reason = self.not_allowed(owner, "withdraw or change an offer of", Access::Own)?;
-        Some(self.offer_violation(Change::kept(owner), reason))
-    }
-
-    /// Why an offer on the new object is not one its owner may make, if it is not: it names
-    /// a guarded mark, the owner the object has under it, a requester acting for that owner,
-    /// and a receiver that could own the object.
-    fn check_new_offer(&self, text: &str) -> Option<Violation<'a>> {
-        let deny = |change, reason| Some(self.offer_violation(change, reason));
-        let Some(offer) = Offer::parse(text) else {
-            return deny(
-                Change::kept(Claim::default()),
-                format!(
-                    "the offer {text:?} is not in the form {}",
-                    handoff::OFFER_FORM
-                ),
-            );
-        };
-        let marks = || {
-            self.settings
-                .owner_marks
-                .iter()
-                .map(|mark| mark.key.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let Some(entry) = self.object_entry(offer.mark) else {
-            return deny(
-                Change::kept(Claim::default()),
-                format!(
-                    "the offer names {:?}, which is no owner mark; the marks are {}",
-                    offer.mark,
-                    marks()
-                ),
-            );
-        };
-        let owner = entry.new.unwrap_or_default();
-        if owner.is_none() {
-            return deny(
-                Change::kept(owner),
-                format!(
-                    "the object has no owner under {} to hand over",
-                    entry.mark.name()
-                ),
-            );
-        }
-        if owner.id() != offer.from {
-            return deny(
-                Change::kept(owner),
-                format!(
-                    "the offer is made by {:?}, but the object is owned by {owner}; only the \
-                     owner offers it",
-                    offer.from
-                ),
-            );
-        }
-        if let Some(reason) =
-            self.not_allowed(owner, "offer it or withdraw an offer of", Access::Own)
-        {
-            return deny(Change::kept(owner), reason);
-        }
-        let Some(receiving) = self
-            .settings
-            .owner_marks
-            .iter()
-            .find(|mark| mark.key == offer.to.mark)
-        else {
-            return deny(
-                Change::kept(owner),
-                format!(
-                    "the offer names {:?}, which is no owner mark; the marks are {}",
-                    offer.to.mark,
-                    marks()
-                ),
-            );
-        };
-        let to = offer.to.owner;
-        if receiving.key == entry.mark.key && to == owner.id() {
-            return deny(
-                Change::kept(owner),
-                format!("the offer names the current owner {to:?}; name the receiving owner"),
-            );
-        }
-        let receiver = Claim::of_owner(receiving, to);
-        self.check_owner(receiving, receiver)
-            .err()
-            .and_then(|(_, why)| {
-                deny(
-                    Change::kept(owner),
-                    format!("the offer names {to:?}, which cannot own the object: {why}"),
-                )
-            })
-    }
-
     /// The entry of the object's own mark of key `key`.
     fn object_entry(&self, key: &str) -> Option<&Entry<'a>> {
         self.entries
             .iter()
             .find(|entry| entry.template.is_none() && entry.mark.key == key)
-    }
-
-    /// Why the requester may not `act` on `owner`, when identities are set and it lacks the
-    /// `access` the act needs: acting for the owner, or (for `Write`) writing for it.
-    fn not_allowed(&self, owner: Claim<'_>, act: &str, access: Access) -> Option<String> {
-        let acting = self.acting.as_ref()?;
-        let id = owner.id();
-        let writes = acting.writes_for(&id);
-        if acting.acts_for(&id) || (access == Access::Write && writes) {
-            return None;
-        }
-        let user = match &*self.request.user_info.username {
-            "" => "\"\"",
-            user => user,
-        };
-        if writes {
-            return Some(format!(
-                "user {user} only writes for {owner} (access: Write); only a requester acting \
-                 for an owner may {act} it"
-            ));
-        }
-        Some(format!(
-            "user {user} acts for {acting}, not for {owner}; only a requester acting for an \
-             owner may {act} it"
-        ))
-    }
-
-    /// The marks that stamp, on a CREATE under `stamp: true`, the one owner the requester acts
-    /// for: the first mark whose shape reads it as a valid owner in scope (a tracking id, which
-    /// names the object too, is never stamped), unless the object already carries an owner mark.
-    fn stamp(&self) -> Option<(Place, Vec<(String, String)>)> {
-        let (true, None, Some(acting)) = (self.settings.stamp, self.sides.old, &self.acting) else {
-            return None;
-        };
-        let owner = acting.single_owner()?;
-        let object_entries = || self.entries.iter().filter(|entry| entry.template.is_none());
-        if object_entries().any(|entry| !entry.new.unwrap_or_default().is_none()) {
-            return None;
-        }
-        object_entries().find_map(|entry| {
-            let claim = Claim::of_owner(entry.mark, owner);
-            self.check_owner(entry.mark, claim).ok()?;
-            let values = claim.values(entry.mark)?;
-            let values = values
-                .into_iter()
-                .map(|(key, value)| (key.to_owned(), value.to_owned()))
-                .collect();
-            Some((entry.mark.place, values))
-        })
     }
 
     fn violation(
@@ -772,15 +367,6 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// A violation of the offer rules, naming the offer annotation.
-    fn offer_violation(&self, change: Change<'a>, reason: String) -> Violation<'a> {
-        let mark = MarkName {
-            place: Place::Annotation,
-            key: &self.settings.offer_annotation,
-        };
-        self.violation(Rule::Offer, mark, change, reason)
-    }
-
     /// A violation of a mark's rule, naming its mark and template.
     fn entry_violation(
         &self,
@@ -794,16 +380,6 @@ impl<'a> Reading<'a> {
             ..self.violation(rule, entry.mark.name(), change, reason)
         }
     }
-}
-
-/// What the handoff rules make of an update's offer.
-enum OfferVerdict<'a> {
-    /// Nothing to object to.
-    Fine,
-    /// The owner moved and the offer is left: the policy removes it (deployed mutating).
-    Consume,
-    /// The offer breaks the handoff rules.
-    Deny(Vec<Violation<'a>>),
 }
 
 #[cfg(test)]

@@ -15,7 +15,10 @@
 //! violation (request, owner)   the rules' names and the one shape of a denial
 //! transition (owner, settings, violation)   the transition table
 //! handoff, mutation            the offer table; the mutated object
-//! decision  (all of the above) read, judge, decide
+//! decision  (all of the above) read, judge, decide; a module per rule beneath it
+//! ├── sides                    which requests are judged, on which objects
+//! ├── one_owner, acting        one owner across marks; identities, writes: Owner, stamping
+//! └── offers, audit            the offer rules; the audit replay
 //! policy    (decision)         exemptions and Kubewarden's responses, at the edge
 //! ```
 

@@ -1,0 +1,112 @@
+//! What a request is to the rules: the objects they compare, and which requests they judge at
+//! all (a subresource write only when it changes what they guard).
+
+use crate::owner::{Claim, Marks, Place, Tracked};
+use crate::request::{AdmissionRequest, Object, ObjectScope, Operation};
+use crate::settings::{Settings, Writes};
+
+/// The objects the rules compare: `old` is `None` on CREATE, `new` on DELETE.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sides<'a> {
+    pub(super) old: Option<&'a Object<'a>>,
+    pub(super) new: Option<&'a Object<'a>>,
+}
+
+impl<'a> Sides<'a> {
+    /// The sides of a request the rules judge; `None` for a request they do not judge: a
+    /// subresource write that changes nothing they guard, CONNECT, and DELETE unless
+    /// `writes: Owner`.
+    pub(super) fn of(
+        request: &'a AdmissionRequest<'a>,
+        settings: &Settings,
+    ) -> Result<Option<Self>, String> {
+        let guards_deletes = !settings.identities.is_empty() && settings.writes == Writes::Owner;
+        let sides = |old, new| Ok(Some(Sides { old, new }));
+        match (request.operation, &request.old_object, &request.object) {
+            _ if request.is_subresource() && !subresource_changes_ownership(request, settings) => {
+                Ok(None)
+            }
+            (Operation::Create, _, Some(new)) => sides(None, Some(new)),
+            (Operation::Update, Some(old), Some(new)) => sides(Some(old), Some(new)),
+            (Operation::Delete, Some(old), _) if guards_deletes => sides(Some(old), None),
+            (Operation::Delete, _, _) if guards_deletes => {
+                Err("a DELETE request needs `oldObject`".to_owned())
+            }
+            (Operation::Delete | Operation::Connect, _, _) => Ok(None),
+            (Operation::Create, _, None) => Err("a CREATE request needs `object`".to_owned()),
+            (Operation::Update, _, _) => {
+                Err("an UPDATE request needs `object` and `oldObject`".to_owned())
+            }
+        }
+    }
+}
+
+/// Whether a subresource request may change what the rules guard, and so is judged like a
+/// request on the object itself: an UPDATE whose body is the object (a `Pod` on `pods/status`,
+/// not the `Scale` of `deployments/scale`) and whose owner marks or offer differ from the
+/// stored object's. Most built-in kinds' status strategies persist metadata changes
+/// (`podStatusStrategy.PrepareForUpdate` keeps the new object's metadata), so a status write can
+/// move an object between owners; one that keeps them is accepted whoever sends it, since
+/// kubelets and controllers write the status of every owner's objects.
+fn subresource_changes_ownership<'a>(
+    request: &'a AdmissionRequest<'a>,
+    settings: &Settings,
+) -> bool {
+    if request.operation != Operation::Update {
+        return false;
+    }
+    // Without both objects, an UPDATE is unreadable (400), on a subresource too.
+    let (Some(old), Some(new)) = (&request.old_object, &request.object) else {
+        return true;
+    };
+    if request.body_is_a_scale() {
+        return false;
+    }
+    let (Ok(old_marks), Ok(new_marks)) = (
+        marks_of(request, old, settings),
+        marks_of(request, new, settings),
+    ) else {
+        // An annotation the rules cannot read: judged, and so reported.
+        return true;
+    };
+    let owners_differ = settings
+        .owner_marks
+        .iter()
+        .any(|mark| Claim::read(mark, &old_marks) != Claim::read(mark, &new_marks));
+    fn offer<'o>(object: &'o Object<'_>, annotation: &str) -> Option<&'o str> {
+        object
+            .metadata
+            .annotations
+            .get(annotation)
+            .map(|raw| raw.get())
+    }
+    let annotation = settings.offer_annotation.as_str();
+    owners_differ || offer(old, annotation) != offer(new, annotation)
+}
+
+/// The metadata an object's marks are read from.
+pub(super) fn marks_of<'a>(
+    request: &'a AdmissionRequest<'a>,
+    object: &'a Object<'a>,
+    settings: &Settings,
+) -> Result<Marks<'a>, String> {
+    let keys = settings
+        .owner_marks
+        .iter()
+        .filter(|mark| mark.place == Place::Annotation)
+        .flat_map(|mark| mark.keys().map(|(_, key)| key));
+    let namespace = match request.object_scope() {
+        ObjectScope::Cluster => "",
+        ObjectScope::Namespace(namespace) => namespace,
+    };
+    Ok(Marks {
+        labels: &object.metadata.labels,
+        annotations: object.mark_annotations(keys)?,
+        object: Some(Tracked {
+            group: &request.kind.group,
+            kind: &request.kind.kind,
+            namespace,
+            name: &object.metadata.name,
+        }),
+    })
+}
