@@ -1,0 +1,364 @@
+//! The checks of a settings document beyond its types: renamed settings, key and kind syntax,
+//! identity patterns, trusted writers, each problem naming its field.
+
+use super::{RENAMED, Settings};
+use crate::control_plane::{KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system};
+use crate::identity::{
+    Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
+    is_dns_subdomain,
+};
+use crate::owner::{Claim, Format, OwnerMark, Place};
+use crate::request::Operation;
+
+/// Rejects renamed settings with what to write instead, and an array where the settings have
+/// an object: the document, `exemptions`, and the items of `ownerMarks`, `identities` and
+/// `trustedWriters`.
+pub(super) fn check_objects(document: &serde_json::Value) -> Result<(), String> {
+    if document.is_array() {
+        return Err("settings must be a JSON object, not an array".to_owned());
+    }
+    if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| document.get(old).is_some()) {
+        return Err((*instead).to_owned());
+    }
+    if document["exemptions"].is_array() {
+        return Err("exemptions: must be an object with users and groups, not an array".to_owned());
+    }
+    for (list, example) in [
+        ("ownerMarks", "{label: appID}"),
+        ("identities", "{owners: [...], users: [...]}"),
+        (
+            "trustedWriters",
+            "{users: [...], resources: [...], operations: [...]}",
+        ),
+    ] {
+        let items = document[list].as_array().into_iter().flatten();
+        if let Some(index) = items.clone().position(serde_json::Value::is_array) {
+            return Err(format!(
+                "{list}[{index}]: must be an object like {example}, not an array"
+            ));
+        }
+        if list == "ownerMarks"
+            && let Some(index) = items.into_iter().position(|item| item.get("key").is_some())
+        {
+            return Err(format!(
+                "ownerMarks[{index}].key: write `label: K` or `annotation: K` (key was the \
+                 label of ownerLabels before 0.2.0)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks one owner mark: its keys, its shape and kinds, and contradictions.
+pub(super) fn check_owner_mark(mark: &OwnerMark, field: &str, problems: &mut Vec<String>) {
+    let place = mark.place.as_str();
+    for (name, key) in mark.keys() {
+        if let Err(why) = check_label_key(key) {
+            problems.push(format!(
+                "{field}.{name}: {key:?} is not a valid {place} key: {why}"
+            ));
+        }
+    }
+    for companion in [&mark.kind_key, &mark.namespace_key].into_iter().flatten() {
+        if *companion == mark.key {
+            problems.push(format!(
+                "{field}: the companion key must differ from {:?}; it needs a {place} of its own",
+                mark.key
+            ));
+        }
+    }
+    if mark.kind_key.is_some() && mark.namespace_key.is_some() {
+        problems.push(format!(
+            "{field}: set kindKey or namespaceKey, not both; a mark has one companion key"
+        ));
+    }
+    if mark.kind_key.is_some() && !mark.has_kinds() {
+        problems.push(format!(
+            "{field}.kindKey: set without clusterKinds or namespacedKinds; list the owner \
+             kinds the kind {place} may hold, or drop kindKey for opaque owner ids"
+        ));
+    }
+    if mark.namespace_key.is_some() && mark.has_kinds() {
+        problems.push(format!(
+            "{field}.namespaceKey: owners named <namespace>/<name> have no kind; drop \
+             clusterKinds and namespacedKinds"
+        ));
+    }
+    if mark.format == Format::ArgoCdTrackingId {
+        if mark.place != Place::Annotation {
+            problems.push(format!(
+                "{field}.format: ArgoCDTrackingID is read from an annotation \
+                 (argocd.argoproj.io/tracking-id); write `annotation:`"
+            ));
+        }
+        if mark.companion_key().is_some() || mark.has_kinds() {
+            problems.push(format!(
+                "{field}.format: a tracking id names its app alone; drop kindKey, \
+                 namespaceKey and the kinds"
+            ));
+        }
+    }
+    for (list, kinds) in [
+        ("clusterKinds", &mark.cluster_kinds),
+        ("namespacedKinds", &mark.namespaced_kinds),
+    ] {
+        for (index, kind) in kinds.iter().enumerate() {
+            if let Err(why) = check_kind(kind) {
+                problems.push(format!(
+                    "{field}.{list}[{index}]: {kind:?} is not a valid kind name: {why}"
+                ));
+            }
+            if kinds[..index].contains(kind) {
+                problems.push(format!("{field}.{list}[{index}]: {kind:?} is listed twice"));
+            }
+        }
+    }
+    for kind in &mark.namespaced_kinds {
+        if mark.cluster_kinds.contains(kind) {
+            problems.push(format!(
+                "{field}: kind {kind:?} is listed in both clusterKinds and namespacedKinds; \
+                 a kind is either cluster-level or confined to its namespace"
+            ));
+        }
+    }
+}
+
+/// Checks one identity: its owner patterns, and that it binds someone who can use them.
+pub(super) fn check_identity(
+    identity: &Identity,
+    field: &str,
+    settings: &Settings,
+    problems: &mut Vec<String>,
+) {
+    if identity.owners.is_empty() {
+        problems.push(format!(
+            "{field}.owners: list at least one owner or owner pattern"
+        ));
+    }
+    for (index, pattern) in identity.owners.iter().enumerate() {
+        if let Err(why) = check_owner_pattern(pattern, settings) {
+            problems.push(format!("{field}.owners[{index}]: {pattern:?} {why}"));
+        }
+    }
+    if identity.users.is_empty() && identity.groups.is_empty() {
+        problems.push(format!(
+            "{field}: binds no users or groups; list who acts for these owners"
+        ));
+    }
+    let templated = |owner: &String| TEMPLATES.iter().any(|t| owner.contains(t));
+    let only_people = identity.groups.is_empty()
+        && !identity.users.is_empty()
+        && !identity
+            .users
+            .iter()
+            .any(|user| may_be_service_account(user));
+    if only_people && identity.owners.iter().all(templated) {
+        problems.push(format!(
+            "{field}: every owner uses ${{namespace}} or ${{name}}, which only service \
+             accounts have, but no user can be one; list service accounts \
+             (system:serviceaccount:<namespace>:<name>, with * wildcards)"
+        ));
+    }
+    check_names(&format!("{field}.users"), &identity.users, problems);
+    check_names(&format!("{field}.groups"), &identity.groups, problems);
+}
+
+/// Checks one trusted writer: who it is, what it writes, and that no wildcard reaches the
+/// service accounts of kube-system.
+pub(super) fn check_trusted_writer(
+    writer: &TrustedWriter,
+    field: &str,
+    problems: &mut Vec<String>,
+) {
+    if writer.users.is_empty() {
+        problems.push(format!("{field}.users: list the user names of the writer"));
+    }
+    check_names(&format!("{field}.users"), &writer.users, problems);
+    for (index, user) in writer.users.iter().enumerate() {
+        if reaches_kube_system(user) {
+            problems.push(format!(
+                "{field}.users[{index}]: {user:?} reaches any service account of kube-system, \
+                 where add-ons run too; name each one ({KUBE_SYSTEM_PREFIX}<name>)"
+            ));
+        }
+    }
+    if writer.resources.is_empty() {
+        problems.push(format!(
+            "{field}.resources: list the resources the writer writes"
+        ));
+    }
+    for (index, resource) in writer.resources.iter().enumerate() {
+        if !is_resource(resource) {
+            problems.push(format!(
+                "{field}.resources[{index}]: {resource:?} is not a resource; write \
+                 resource[.group][/subresource], like secrets or \
+                 apiservices.apiregistration.k8s.io, or * for all"
+            ));
+        }
+    }
+    if writer.operations.is_empty() {
+        problems.push(format!("{field}.operations: list CREATE, UPDATE or DELETE"));
+    }
+    if writer.operations.contains(&Operation::Connect) {
+        problems.push(format!(
+            "{field}.operations: CONNECT writes no object; list CREATE, UPDATE or DELETE"
+        ));
+    }
+}
+
+/// Whether a user pattern may match a service account's user name.
+pub(super) fn may_be_service_account(pattern: &str) -> bool {
+    let literal = pattern.split('*').next().unwrap_or_default();
+    literal.starts_with(SERVICE_ACCOUNT_PREFIX)
+        || (SERVICE_ACCOUNT_PREFIX.starts_with(literal) && literal.len() < pattern.len())
+}
+
+/// Checks an owner pattern: label value characters, `*`, and the known templates; an exact
+/// owner must be a valid owner for one of the owner labels.
+pub(super) fn check_owner_pattern(pattern: &str, settings: &Settings) -> Result<(), String> {
+    let mut rest = pattern.to_owned();
+    for template in TEMPLATES {
+        rest = rest.replace(template, "");
+    }
+    if let Some(at) = rest.find("${") {
+        let unknown = rest[at..].split_inclusive('}').next().unwrap_or_default();
+        return Err(format!(
+            "uses the unknown template {unknown}; the templates are {}",
+            TEMPLATES.join(" and ")
+        ));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '*');
+    if pattern.is_empty() || !rest.chars().all(allowed) {
+        return Err(
+            "is not an owner pattern: use alphanumerics, '-', '_', '.', '/' (between a \
+             namespace and a name), '*' wildcards and ${namespace} or ${name}"
+                .to_owned(),
+        );
+    }
+    if let Some(why) = widened_template(pattern) {
+        return Err(why);
+    }
+    let exact = !pattern.contains(['*', '$']);
+    let valid_somewhere = |mark: &OwnerMark| Claim::of_owner(mark, pattern).owner(mark).is_ok();
+    if exact && !settings.owner_marks.iter().any(valid_somewhere) {
+        return Err("is no valid owner for any of the ownerMarks".to_owned());
+    }
+    Ok(())
+}
+
+/// Why a `*` beside a template widens it, if one does: with only characters the filled-in
+/// value may hold between them (a DNS label's for `${namespace}`, a DNS subdomain's for
+/// `${name}`), the `*` lets the template stand for a longer or another name —
+/// `Extension.${namespace}*` would act for `team-ab` as `team-a`.
+pub(super) fn widened_template(pattern: &str) -> Option<String> {
+    fn label(c: char) -> bool {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
+    }
+    fn subdomain(c: char) -> bool {
+        label(c) || c == '.'
+    }
+    /// A template, the characters of its value, what it names, and a pattern that uses it well.
+    struct Template {
+        text: &'static str,
+        holds: fn(char) -> bool,
+        what: &'static str,
+        instead: &'static str,
+    }
+    let templates = [
+        Template {
+            text: NAMESPACE_TEMPLATE,
+            holds: label,
+            what: "namespace",
+            instead: "Extension.${namespace}.*",
+        },
+        Template {
+            text: NAME_TEMPLATE,
+            holds: subdomain,
+            what: "name",
+            instead: "ClusterExtension.${name}",
+        },
+    ];
+    for Template {
+        text,
+        holds,
+        what,
+        instead,
+    } in templates
+    {
+        for (at, _) in pattern.match_indices(text) {
+            let before = pattern[..at].chars().rev().find(|c| !holds(*c));
+            let after = pattern[at + text.len()..].chars().find(|c| !holds(*c));
+            if before == Some('*') || after == Some('*') {
+                return Some(format!(
+                    "lets {text} stand for a longer or another {what}: the * beside it, with \
+                     only {what} characters between, matches them too; separate the two with a \
+                     character a {what} cannot hold, or drop the *, as in {instead:?}"
+                ));
+            }
+        }
+    }
+    None
+}
+
+pub(super) fn check_names(field: &str, names: &[String], problems: &mut Vec<String>) {
+    for (index, name) in names.iter().enumerate() {
+        if name.is_empty() {
+            problems.push(format!("{field}[{index}]: must not be empty"));
+        }
+    }
+}
+
+/// Checks a Kubernetes label key: an optional DNS subdomain prefix and `/`, then a name of at
+/// most 63 alphanumerics, `-`, `_` and `.`, starting and ending with an alphanumeric.
+pub(super) fn check_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        check_dns_subdomain(prefix).map_err(|why| format!("prefix {prefix:?} {why}"))?;
+    }
+    check_label_name(name).map_err(|why| format!("name {name:?} {why}"))
+}
+
+pub(super) fn check_label_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 63 {
+        return Err("must be 1 to 63 characters".to_owned());
+    }
+    let alphanumeric_ends = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if !alphanumeric_ends || !name.chars().all(allowed) {
+        return Err(
+            "must be alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn check_dns_subdomain(prefix: &str) -> Result<(), String> {
+    if prefix.is_empty() || prefix.len() > 253 {
+        return Err("must be 1 to 253 characters".to_owned());
+    }
+    if !is_dns_subdomain(prefix) {
+        return Err("must be a DNS subdomain: lowercase alphanumerics, '-' and '.'".to_owned());
+    }
+    Ok(())
+}
+
+/// Checks an owner kind name: a letter, then letters and digits (it leads label values, where
+/// `.` separates it from the rest).
+pub(super) fn check_kind(kind: &str) -> Result<(), String> {
+    if kind.is_empty() || kind.len() > 63 {
+        return Err("must be 1 to 63 characters".to_owned());
+    }
+    if !kind.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !kind.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return Err(
+            "must be a letter followed by letters and digits, like ClusterExtension".to_owned(),
+        );
+    }
+    Ok(())
+}
