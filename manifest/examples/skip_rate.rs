@@ -1,5 +1,5 @@
 //! The skip rate: for each example setup, the fraction of a generated hour of cluster writes
-//! (`single_owner_manifest::traffic`) that the match conditions send to policy-server, and the
+//! (`tests/support/traffic.rs`) that the match conditions send to policy-server, and the
 //! fraction the policy acts on (denies, mutates or warns) — the least any exact filter sends;
 //! and, of Kubernetes' own control plane's writes, those the conditions would send if the control
 //! plane were judged like anyone, those sent, and those sent that the policy allows anyway.
@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use single_owner_manifest::traffic::{self, LEASES, Tally};
+use support::traffic::{self, LEASES, Tally};
 use support::{Conditions, Verdict, settings, variables, verdict};
 
 /// The goal for setups without stamping: under this fraction of the writes sent.
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
 
     println!(
-        "Match conditions on a generated hour of cluster writes{} (manifest/src/traffic.rs)\n",
+        "Match conditions on a generated hour of cluster writes{} (manifest/tests/support/traffic.rs)\n",
         if smoke {
             ", a twentieth of it (--smoke)"
         } else {
@@ -128,7 +128,7 @@ fn main() -> ExitCode {
             evaluations += 1;
         }
         let all = tally.totals(|_| true);
-        let rest = tally.totals(|category| !LEASES.contains(&category));
+        let rest = tally.totals(|category| LEASES.iter().all(|lease| lease.name() != category));
         println!(
             "| {setup}{} | {} | {} ({}) | {} ({}) | {} of {} ({}) | {} ({}) | {} | {} | {} ({}) | {} |",
             if parsed.stamp { " (stamp)" } else { "" },

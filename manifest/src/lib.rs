@@ -7,7 +7,6 @@
 //! ```
 
 pub mod conditions;
-pub mod traffic;
 
 use single_owner_policy::Settings;
 

@@ -32,13 +32,13 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 use single_owner_manifest::conditions::{MAX_CONDITIONS, TRUSTED_WRITERS, guarded_marks, quote};
-use single_owner_manifest::{MatchCondition, SUBRESOURCES, match_conditions, traffic};
+use single_owner_manifest::{MatchCondition, SUBRESOURCES, match_conditions};
 use single_owner_policy::control_plane::{
     self, CONTROLLER_MANAGER, KUBE_SYSTEM_GROUP, KUBE_SYSTEM_PREFIX, NODE_PREFIX, NODES_GROUP,
     SCHEDULER, Writer,
 };
 use single_owner_policy::{MarkPlace, Settings};
-use support::{Conditions, Verdict, expand_placeholders, settings, verdict};
+use support::{Conditions, Verdict, expand_placeholders, settings, traffic, verdict};
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))

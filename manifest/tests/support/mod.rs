@@ -20,6 +20,8 @@
 //!   both absorb an error in `&&` / `||` when the other side decides (commutative logic).
 #![allow(dead_code)]
 
+pub mod traffic;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;

@@ -64,7 +64,7 @@ use single_owner_policy::{Format, MarkPlace, Settings};
 #[derive(Debug, Clone)]
 pub struct Request {
     /// The row of the table above.
-    pub category: &'static str,
+    pub category: Category,
     /// The AdmissionRequest.
     pub request: Value,
     /// Whether Kubernetes' own control plane makes it: a kubelet, a controller of
@@ -73,37 +73,131 @@ pub struct Request {
     pub control_plane: bool,
 }
 
+/// A row of the table above: what writes a request and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Category {
+    /// `node-lease`.
+    NodeLease,
+    /// `leader-lease`.
+    LeaderLease,
+    /// `event`.
+    Event,
+    /// `pod-status`.
+    PodStatus,
+    /// `node-status`.
+    NodeStatus,
+    /// `endpointslice`.
+    Endpointslice,
+    /// `endpoints`.
+    Endpoints,
+    /// `service-handoff`.
+    ServiceHandoff,
+    /// `replicaset`.
+    Replicaset,
+    /// `rollout`.
+    Rollout,
+    /// `deployment`.
+    Deployment,
+    /// `pod`.
+    Pod,
+    /// `statefulset`.
+    Statefulset,
+    /// `job`.
+    Job,
+    /// `garbage-collector`.
+    GarbageCollector,
+    /// `namespace-deletion`.
+    NamespaceDeletion,
+    /// `pod-gc`.
+    PodGc,
+    /// `pod-final-delete`.
+    PodFinalDelete,
+    /// `scheduler`.
+    Scheduler,
+    /// `configmap`.
+    Configmap,
+    /// `secret`.
+    Secret,
+    /// `custom-resource`.
+    CustomResource,
+    /// `crd-upgrade`.
+    CrdUpgrade,
+    /// `install`.
+    Install,
+    /// `ownership`.
+    Ownership,
+}
+
+impl Category {
+    /// The category's name, as the table above and the report write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::NodeLease => "node-lease",
+            Category::LeaderLease => "leader-lease",
+            Category::Event => "event",
+            Category::PodStatus => "pod-status",
+            Category::NodeStatus => "node-status",
+            Category::Endpointslice => "endpointslice",
+            Category::Endpoints => "endpoints",
+            Category::ServiceHandoff => "service-handoff",
+            Category::Replicaset => "replicaset",
+            Category::Rollout => "rollout",
+            Category::Deployment => "deployment",
+            Category::Pod => "pod",
+            Category::Statefulset => "statefulset",
+            Category::Job => "job",
+            Category::GarbageCollector => "garbage-collector",
+            Category::NamespaceDeletion => "namespace-deletion",
+            Category::PodGc => "pod-gc",
+            Category::PodFinalDelete => "pod-final-delete",
+            Category::Scheduler => "scheduler",
+            Category::Configmap => "configmap",
+            Category::Secret => "secret",
+            Category::CustomResource => "custom-resource",
+            Category::CrdUpgrade => "crd-upgrade",
+            Category::Install => "install",
+            Category::Ownership => "ownership",
+        }
+    }
+}
+
+impl std::fmt::Display for Category {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How many requests of each category, per hour of the cluster above.
-pub const HOURLY: [(&str, usize); 25] = [
-    ("node-lease", 7_200),
-    ("leader-lease", 10_800),
-    ("event", 2_000),
-    ("pod-status", 1_200),
-    ("node-status", 240),
-    ("endpointslice", 600),
-    ("endpoints", 300),
-    ("service-handoff", 6),
-    ("replicaset", 300),
-    ("rollout", 24),
-    ("deployment", 260),
-    ("pod", 120),
-    ("statefulset", 8),
-    ("job", 60),
-    ("garbage-collector", 30),
-    ("namespace-deletion", 30),
-    ("pod-gc", 20),
-    ("pod-final-delete", 120),
-    ("scheduler", 62),
-    ("configmap", 150),
-    ("secret", 60),
-    ("custom-resource", 400),
-    ("crd-upgrade", 12),
-    ("install", 40),
-    ("ownership", 3),
+pub const HOURLY: [(Category, usize); 25] = [
+    (Category::NodeLease, 7_200),
+    (Category::LeaderLease, 10_800),
+    (Category::Event, 2_000),
+    (Category::PodStatus, 1_200),
+    (Category::NodeStatus, 240),
+    (Category::Endpointslice, 600),
+    (Category::Endpoints, 300),
+    (Category::ServiceHandoff, 6),
+    (Category::Replicaset, 300),
+    (Category::Rollout, 24),
+    (Category::Deployment, 260),
+    (Category::Pod, 120),
+    (Category::Statefulset, 8),
+    (Category::Job, 60),
+    (Category::GarbageCollector, 30),
+    (Category::NamespaceDeletion, 30),
+    (Category::PodGc, 20),
+    (Category::PodFinalDelete, 120),
+    (Category::Scheduler, 62),
+    (Category::Configmap, 150),
+    (Category::Secret, 60),
+    (Category::CustomResource, 400),
+    (Category::CrdUpgrade, 12),
+    (Category::Install, 40),
+    (Category::Ownership, 3),
 ];
 
 /// The categories that are leases.
-pub const LEASES: [&str; 2] = ["node-lease", "leader-lease"];
+pub const LEASES: [Category; 2] = [Category::NodeLease, Category::LeaderLease];
 
 /// The releases that own objects in the mix.
 const RELEASES: [&str; 3] = ["cert-manager", "argocd", "kube-prometheus-stack"];
@@ -266,20 +360,20 @@ impl Cluster {
     }
 
     /// The `index`th request of a category.
-    fn request(&self, category: &str, index: usize, rng: &mut Rng) -> Value {
+    fn request(&self, category: Category, index: usize, rng: &mut Rng) -> Value {
         let release = index % RELEASES.len();
         let owned = |rng: &mut Rng, percent| rng.percent(percent).then_some(release);
         let node = format!("node-{}", index % 20);
         let kubelet = || User::node(&node);
         match category {
-            "node-lease" => lease("kube-node-lease", &node, &kubelet(), index),
-            "leader-lease" => {
+            Category::NodeLease => lease("kube-node-lease", &node, &kubelet(), index),
+            Category::LeaderLease => {
                 let operator = index % 6;
                 let namespace = format!("operator-{operator}");
                 let user = User::service_account(&namespace, "controller");
                 lease(&namespace, "leader", &user, index)
             }
-            "event" => {
+            Category::Event => {
                 let namespace = format!("team-{}", index % 8);
                 let name = format!("web-{index}.17f3a9c2b1e4d{index:03}");
                 let object = object(
@@ -298,13 +392,13 @@ impl Cluster {
                     create(Kind::EVENT, &kubelet(), object)
                 }
             }
-            "pod-status" => {
+            Category::PodStatus => {
                 let labels = owned(rng, 10);
                 let old = self.pod(index, labels, "Pending");
                 let new = self.pod(index, labels, "Running");
                 update(Kind::POD, "status", &kubelet(), old, new)
             }
-            "node-status" => {
+            Category::NodeStatus => {
                 let old = object(
                     Kind::NODE,
                     "",
@@ -317,7 +411,7 @@ impl Cluster {
                 new["status"]["conditions"][0]["lastHeartbeatTime"] = json!("2025-01-01T01:00:00Z");
                 update(Kind::NODE, "status", &kubelet(), old, new)
             }
-            "endpointslice" => {
+            Category::Endpointslice => {
                 let owner = owned(rng, 50);
                 let mut service_labels = self.meta(owner).labels_only();
                 let labels = &mut service_labels.labels;
@@ -341,7 +435,7 @@ impl Cluster {
                 let user = User::controller("endpointslice-controller", index);
                 update(Kind::ENDPOINT_SLICE, "", &user, old, new)
             }
-            "endpoints" => {
+            Category::Endpoints => {
                 let mut labels = self.meta(owned(rng, 50)).labels_only();
                 labels.labels.insert(
                     "endpoints.kubernetes.io/managed-by".into(),
@@ -361,7 +455,7 @@ impl Cluster {
                 let user = User::controller("endpoint-controller", index);
                 update(Kind::ENDPOINTS, "", &user, old, new)
             }
-            "service-handoff" => {
+            Category::ServiceHandoff => {
                 // A Service moved from the first release to the second: what copies its labels
                 // follows, without the offer (which stays on the Service).
                 let (from, to) = (
@@ -382,7 +476,7 @@ impl Cluster {
                     _ => update(kind, "", &user, old, new),
                 }
             }
-            "replicaset" => {
+            Category::Replicaset => {
                 let meta = self.meta(owned(rng, 10));
                 let namespace = RELEASES[release];
                 let old = self.replica_set(namespace, &format!("web-{index:05x}"), meta, index);
@@ -397,7 +491,7 @@ impl Cluster {
                     update(Kind::REPLICA_SET, "status", &user, old, new)
                 }
             }
-            "rollout" => {
+            Category::Rollout => {
                 // Per rollout: a ReplicaSet created from the Deployment's template, the old one
                 // scaled down twice, the oldest deleted; two Pods created, two deleted.
                 let owner = owned(rng, 60);
@@ -419,7 +513,7 @@ impl Cluster {
                     _ => delete(Kind::POD, &replica_sets, pod),
                 }
             }
-            "deployment" => {
+            Category::Deployment => {
                 let owner = owned(rng, 60);
                 let namespace = RELEASES[release];
                 let old = object(
@@ -450,7 +544,7 @@ impl Cluster {
                     }
                 }
             }
-            "pod" => {
+            Category::Pod => {
                 let pod = self.pod(index, owned(rng, 10), "Pending");
                 let user = User::controller("replicaset-controller", index);
                 if index.is_multiple_of(2) {
@@ -459,7 +553,7 @@ impl Cluster {
                     delete(Kind::POD, &user, pod)
                 }
             }
-            "statefulset" => {
+            Category::Statefulset => {
                 // A StatefulSet's Pod and its claim, from the pod and claim templates.
                 let owner = owned(rng, 60);
                 let user = User::controller("statefulset-controller", index);
@@ -477,7 +571,7 @@ impl Cluster {
                     create(Kind::PERSISTENT_VOLUME_CLAIM, &user, claim)
                 }
             }
-            "garbage-collector" => {
+            Category::GarbageCollector => {
                 let owner = owned(rng, 50);
                 let user = User::controller("generic-garbage-collector", index);
                 let mut dependent = match index % 3 {
@@ -515,7 +609,7 @@ impl Cluster {
                     }
                 }
             }
-            "namespace-deletion" => {
+            Category::NamespaceDeletion => {
                 // The last release's namespace is deleted: what it holds goes first.
                 let owner = owned(rng, 75).map(|_| 2);
                 let namespace = RELEASES[2];
@@ -557,7 +651,7 @@ impl Cluster {
                 };
                 delete(kind, &user, object)
             }
-            "pod-gc" => {
+            Category::PodGc => {
                 let mut pod = self.pod(index, owned(rng, 10), "Running");
                 let user = User::controller("pod-garbage-collector", index);
                 if index.is_multiple_of(2) {
@@ -574,7 +668,7 @@ impl Cluster {
                     )
                 }
             }
-            "pod-final-delete" => {
+            Category::PodFinalDelete => {
                 let mut pod = self.pod(index, owned(rng, 10), "Running");
                 terminating(&mut pod);
                 let uid = pod["metadata"]["uid"].clone();
@@ -582,7 +676,7 @@ impl Cluster {
                                      "gracePeriodSeconds": 0, "preconditions": {"uid": uid}});
                 delete_with(Kind::POD, &kubelet(), pod, options)
             }
-            "scheduler" => {
+            Category::Scheduler => {
                 let scheduler = User::named(SCHEDULER, &["system:authenticated"]);
                 let pod = self.pod(index, owned(rng, 10), "Pending");
                 if index < 60 {
@@ -601,11 +695,11 @@ impl Cluster {
                     delete(Kind::POD, &scheduler, pod)
                 }
             }
-            "configmap" | "secret" => {
+            Category::Configmap | Category::Secret => {
                 // ConfigMaps: 120 updates, 20 creates, 10 deletes an hour (of 15: 12, 2, 1);
                 // Secrets: 40, 10, 10 (of 6: 4, 1, 1).
                 let (kind, cycle, updates, creates) = match category {
-                    "configmap" => (Kind::CONFIG_MAP, 15, 12, 2),
+                    Category::Configmap => (Kind::CONFIG_MAP, 15, 12, 2),
                     _ => (Kind::SECRET, 6, 4, 1),
                 };
                 let namespace = RELEASES[release];
@@ -629,7 +723,7 @@ impl Cluster {
                     _ => delete(kind, &user, old),
                 }
             }
-            "custom-resource" => {
+            Category::CustomResource => {
                 let meta = self.meta(owned(rng, 20));
                 let namespace = RELEASES[release];
                 let old = object(
@@ -650,7 +744,7 @@ impl Cluster {
                     update(Kind::CERTIFICATE, "status", &user, old, new)
                 }
             }
-            "job" => {
+            Category::Job => {
                 // A CronJob's Jobs carry its job template's labels and annotations, their pod
                 // template too.
                 let meta = self.meta(owned(rng, 30)).untracked();
@@ -677,7 +771,7 @@ impl Cluster {
                     update(Kind::JOB, "status", &user, job, new)
                 }
             }
-            "crd-upgrade" => {
+            Category::CrdUpgrade => {
                 let meta = self.meta(Some(0));
                 let name = format!("kind{index}s.cert-manager.io");
                 let old = object(
@@ -692,7 +786,7 @@ impl Cluster {
                 new["spec"]["versions"] = json!([{"name": "v1"}, {"name": "v2"}]);
                 update(Kind::CRD, "", &self.installer(0), old, new)
             }
-            "install" => {
+            Category::Install => {
                 // The first release's install; hooks and crds/ come without the mark.
                 let meta = self.meta(owned(rng, 75).map(|_| 0));
                 let kinds = [
@@ -718,7 +812,7 @@ impl Cluster {
                 let object = object(kind, namespace, &name, Some(meta), json!({}), index);
                 create(kind, &self.installer(0), object)
             }
-            "ownership" => match index {
+            Category::Ownership => match index {
                 // An install adopts a CRD it brought along before the policy.
                 0 => {
                     let old = object(
@@ -772,7 +866,6 @@ impl Cluster {
                     object(Kind::NAMESPACE, "", "monitoring", None, json!({}), index),
                 ),
             },
-            other => panic!("no category {other}"),
         }
     }
 
@@ -1179,12 +1272,12 @@ impl Tally {
         let row = match self
             .rows
             .iter_mut()
-            .position(|row| row.category == request.category)
+            .position(|row| row.category == request.category.name())
         {
             Some(position) => &mut self.rows[position],
             None => {
                 self.rows.push(Row {
-                    category: request.category,
+                    category: request.category.name(),
                     ..Row::default()
                 });
                 self.rows.last_mut().expect("just pushed")
@@ -1192,7 +1285,7 @@ impl Tally {
         };
         let control_plane = request.control_plane;
         row.add(&Row {
-            category: request.category,
+            category: request.category.name(),
             requests: 1,
             sent: usize::from(sent),
             acted: usize::from(acted),
