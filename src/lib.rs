@@ -38,7 +38,7 @@ mod transition;
 mod violation;
 
 pub use owner::{Format, OwnerMark, Place as MarkPlace};
-pub use settings::{Settings, Writes};
+pub use settings::Settings;
 
 use kubewarden_policy_sdk::protocol_version_guest;
 use wapc_guest::{CallResult, register_function};

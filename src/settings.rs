@@ -15,7 +15,7 @@ use check::{
 
 use crate::control_plane::TrustedWriter;
 use crate::identity::Identity;
-use crate::owner::OwnerMark;
+use crate::owner::{OwnerMark, Place};
 
 /// The owner label of the default settings.
 pub const DEFAULT_OWNER_LABEL: &str = "appID";
@@ -180,6 +180,20 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// Whether the policy judges writes of owned objects — UPDATEs that keep an owner, and
+    /// DELETEs — under `writes: Owner` with identities to act for owners.
+    pub fn judges_writes(&self) -> bool {
+        self.writes == Writes::Owner && !self.identities.is_empty()
+    }
+
+    /// The keys the policy reads owners from, with where each is kept: each mark's key and its
+    /// companion, in the order of `ownerMarks`.
+    pub fn guarded_keys(&self) -> impl Iterator<Item = (Place, &str)> {
+        self.owner_marks
+            .iter()
+            .flat_map(|mark| mark.keys().map(move |(_, key)| (mark.place, key)))
+    }
+
     /// Parses a settings document; `null` means the defaults. Errors name the offending field.
     pub fn from_json(json: &[u8]) -> Result<Settings, String> {
         // The document is looked at first for what the types cannot say: renamed settings,

@@ -154,24 +154,13 @@ pub fn match_conditions(settings: &Settings) -> Vec<MatchCondition> {
         .collect()
 }
 
-/// Whether settings have the policy judge DELETE and owner-keeping UPDATEs: `writes: Owner`
-/// with identities, as `Sides::of` and `check_writes` in `src/decision.rs` read them.
-pub fn guards_writes(settings: &Settings) -> bool {
-    let owner = Settings::from_json(br#"{"writes": "Owner"}"#)
-        .expect("the settings document {writes: Owner} parses")
-        .writes;
-    settings.writes == owner && !settings.identities.is_empty()
-}
-
 /// The guarded marks, as `(place, key)`: each mark's key and its companion (`kindKey` or
 /// `namespaceKey`), in the mark's place, in the order of `ownerMarks`, once.
 pub fn guarded_marks(settings: &Settings) -> Vec<(MarkPlace, &str)> {
     let mut marks: Vec<(MarkPlace, &str)> = Vec::new();
-    for mark in &settings.owner_marks {
-        for (_, key) in mark.keys() {
-            if !marks.contains(&(mark.place, key)) {
-                marks.push((mark.place, key));
-            }
+    for mark in settings.guarded_keys() {
+        if !marks.contains(&mark) {
+            marks.push(mark);
         }
     }
     marks
@@ -213,7 +202,7 @@ impl<'a> Keys<'a> {
 fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
     let keys = Keys::of(settings);
     let offer = settings.offer_annotation.as_str();
-    let writes = guards_writes(settings);
+    let writes = settings.judges_writes();
     let stamps = settings.stamp && !settings.identities.is_empty();
 
     let judged: &[&str] = match writes {

@@ -154,7 +154,7 @@ fn replace_stamp(settings_yaml: &str, with: &str) -> Result<String, String> {
 fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<String, String> {
     let settings = read_settings(settings_yaml)?;
     let mutating = settings.stamp;
-    let deletes = conditions::guards_writes(&settings);
+    let deletes = settings.judges_writes();
     let mut yaml = format!(
         "apiVersion: policies.kubewarden.io/v1\n\
          kind: ClusterAdmissionPolicy\n\

@@ -240,3 +240,34 @@ fn the_module_is_the_policy_version() {
         "{MODULE} is not the policy's version {version}"
     );
 }
+
+/// The policy and the generator read the same settings API: a mark planted in the settings is
+/// judged by the one and sent by the other.
+#[test]
+fn a_new_mark_is_followed_by_the_policy_and_the_generator() {
+    let settings_yaml = "ownerMarks:\n  - label: appID\n  - annotation: example.com/owner\n";
+    let settings = read_settings(settings_yaml).unwrap();
+    let conditions: String = match_conditions(&settings)
+        .into_iter()
+        .map(|condition| condition.expression)
+        .collect();
+    assert!(conditions.contains("'example.com/owner'"), "{conditions}");
+    let side = |owner: &str| serde_json::json!({"metadata": {"name": "x", "annotations": {"example.com/owner": owner}}});
+    let request = serde_json::json!({
+        "uid": "u", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "operation": "UPDATE", "namespace": "shop", "name": "x",
+        "userInfo": {"username": "alice", "groups": ["system:authenticated"]},
+        "oldObject": side("a"), "object": side("b"),
+    });
+    let settings: serde_json::Value = serde_yaml::from_str(settings_yaml).unwrap();
+    let payload = serde_json::json!({"request": request, "settings": settings});
+    let response = single_owner_policy::policy::validate(&serde_json::to_vec(&payload).unwrap());
+    assert!(!response.accepted);
+    assert!(
+        response
+            .message
+            .unwrap()
+            .starts_with("annotation example.com/owner: owner change denied")
+    );
+}

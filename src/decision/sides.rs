@@ -3,7 +3,7 @@
 
 use crate::owner::{Claim, Marks, Place, Tracked};
 use crate::request::{AdmissionRequest, Object, ObjectScope, Operation};
-use crate::settings::{Settings, Writes};
+use crate::settings::Settings;
 
 /// The objects the rules compare: `old` is `None` on CREATE, `new` on DELETE.
 #[derive(Debug, Clone, Copy)]
@@ -20,7 +20,7 @@ impl<'a> Sides<'a> {
         request: &'a AdmissionRequest<'a>,
         settings: &Settings,
     ) -> Result<Option<Self>, String> {
-        let guards_deletes = !settings.identities.is_empty() && settings.writes == Writes::Owner;
+        let guards_deletes = settings.judges_writes();
         let sides = |old, new| Ok(Some(Sides { old, new }));
         match (request.operation, &request.old_object, &request.object) {
             _ if request.is_subresource() && !subresource_changes_ownership(request, settings) => {
@@ -91,10 +91,9 @@ pub(super) fn marks_of<'a>(
     settings: &Settings,
 ) -> Result<Marks<'a>, String> {
     let keys = settings
-        .owner_marks
-        .iter()
-        .filter(|mark| mark.place == Place::Annotation)
-        .flat_map(|mark| mark.keys().map(|(_, key)| key));
+        .guarded_keys()
+        .filter(|(place, _)| *place == Place::Annotation)
+        .map(|(_, key)| key);
     let namespace = match request.object_scope() {
         ObjectScope::Cluster => "",
         ObjectScope::Namespace(namespace) => namespace,
