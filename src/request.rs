@@ -1,8 +1,9 @@
 //! A lean, typed view of an AdmissionRequest.
 //!
-//! Only what the rules read is parsed: operation, kind, resource, namespace, name, subresource,
-//! requester, the DeleteOptions, and of each object its `metadata` (name, labels, annotations,
-//! finalizers, deletion). Every other field — the `spec` of a 1 MiB CustomResourceDefinition
+//! Only what the rules read is parsed: operation, kind, resource, whether `requestResource` is
+//! there, namespace, name, subresource, requester, the DeleteOptions, and of each object its
+//! `metadata` (name, labels, finalizers, deletion; annotations as raw values, of which only the
+//! guarded ones are decoded, on demand). Every other field — the `spec` of a 1 MiB CustomResourceDefinition
 //! included — is kept as the raw JSON text it was sent as, a slice of the payload, never built
 //! into a tree: the rule that finishes deletions compares it, and workloads' templates are read
 //! from it on demand ([`crate::template`]). The strings that are kept borrow from the payload

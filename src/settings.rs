@@ -44,10 +44,10 @@ pub struct Settings {
     /// The owner marks to guard: labels and annotations in which tools name an owner.
     #[serde(default = "default_owner_marks")]
     pub owner_marks: Vec<OwnerMark>,
-    /// Whether an owner label may be added to an existing object that has none.
+    /// Whether an owner mark may be added to an existing object that has none.
     #[serde(default)]
     pub adoption: Permission,
-    /// Whether an owner label may be removed from an object.
+    /// Whether an owner mark may be removed from an object.
     #[serde(default)]
     pub orphaning: Permission,
     /// Requesters whose requests are accepted even where a rule would deny them.
@@ -59,7 +59,7 @@ pub struct Settings {
     /// Who may UPDATE or DELETE an owned object.
     #[serde(default)]
     pub writes: Writes,
-    /// Whether to stamp the owner label on a CREATE by a requester acting for one owner (the
+    /// Whether to stamp the owner mark on a CREATE by a requester acting for one owner (the
     /// policy is then deployed mutating, and also removes the offers that handoffs consume).
     #[serde(default)]
     pub stamp: bool,
@@ -90,7 +90,7 @@ pub enum Permission {
 /// Who may UPDATE or DELETE an object that has an owner.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Writes {
-    /// Anyone the rest of the rules allow: only the owner labels are guarded.
+    /// Anyone the rest of the rules allow: only the owner marks are guarded.
     #[default]
     Any,
     /// Only a requester acting for the object's owner.

@@ -1,6 +1,6 @@
 //! Templates: the object metadata a workload's controller copies onto the objects it creates.
 //!
-//! Kubernetes' controllers copy the labels of a template verbatim onto what they create, and the
+//! Kubernetes' controllers copy the labels and annotations of a template verbatim onto what they create, and the
 //! policy trusts them to (see [`crate::control_plane`]); so an owner mark in a template is a
 //! claim by whoever writes the template, judged like the object's own mark. The templates, per
 //! kind, with the controller that copies each — [`TEMPLATES`], which the policy reads and the
@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 
 use crate::request::{Labels, Object, Text, null_as_default};
 
-/// Where a workload kind keeps a template: its metadata's labels are what the policy reads.
+/// Where a workload kind keeps a template: its metadata's labels and annotations are what the policy reads.
 #[derive(Debug, Clone, Copy)]
 pub enum Place {
     /// One template, at this path of the object.

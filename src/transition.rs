@@ -55,7 +55,7 @@ pub struct Permissions {
     pub orphaning: Permission,
 }
 
-/// Judges the move from `old` (`None` on CREATE) to `new` for one owner label; `offered` is the
+/// Judges the move from `old` (`None` on CREATE) to `new` for one owner mark; `offered` is the
 /// owner the old object is offered to, if any.
 pub fn judge(
     old: Option<Claim<'_>>,

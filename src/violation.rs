@@ -1,17 +1,19 @@
-//! What a denial says: which rule failed, for which label and object, between which owners, and
+//! What a denial says: which rule failed, for which mark and object, between which owners, and
 //! why — one shape for every rule.
 //!
 //! ```text
-//! {key}: {rule} denied for {object} from {old} to {new}: {reason}
-//! {key}: {rule} denied for {operation} of {object}, owned by {owner}: {reason}
+//! {mark}: {rule} denied for {object} from {old} to {new}: {reason}
+//! {mark}: {rule} denied for {operation} of {object}, owned by {owner}: {reason}
 //! ```
 //!
-//! `{key}` is `{key} in {template}` for a label in a workload's template (`appID in
-//! spec.template`). The second form is for a rule that fails while the owner stays: writes under `writes:
-//! Owner`, offers. An audit replay judges a stored object's state, not an act:
+//! `{mark}` is the mark as the settings write it (`label appID`, `annotation
+//! meta.helm.sh/release-name`), then ` in {template}` for a mark in a workload's template
+//! (`label appID in spec.template`). The second form is for a rule that fails while the owner
+//! stays: writes under `writes: Owner`, offers. An audit replay judges a stored object's state,
+//! not an act:
 //!
 //! ```text
-//! {key}: {rule}: {object} is owned by {owner}: {reason}
+//! {mark}: {rule}: {object} is owned by {owner}: {reason}
 //! ```
 //!
 //! Several violations are one per line: no reason holds a line break.

@@ -214,7 +214,7 @@ pub(super) fn may_be_service_account(pattern: &str) -> bool {
 }
 
 /// Checks an owner pattern: label value characters, `*`, and the known templates; an exact
-/// owner must be a valid owner for one of the owner labels.
+/// owner must be a valid owner for one of the owner marks.
 pub(super) fn check_owner_pattern(pattern: &str, settings: &Settings) -> Result<(), String> {
     let mut rest = pattern.to_owned();
     for template in TEMPLATES {
