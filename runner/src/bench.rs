@@ -39,12 +39,12 @@ pub struct Report {
     pub peak_rss_kib: Option<u64>,
     /// The guest's linear memory after an evaluation, in bytes: the largest
     /// over [`PROBE_EVALUATIONS`] evaluations on a
-    /// [`MemoryProbe`](crate::host::MemoryProbe). `None` when the probe could
+    /// [`MemoryProbe`](crate::host::probe::MemoryProbe). `None` when the probe could
     /// not be compiled.
     pub linear_memory_bytes: Option<usize>,
 }
 
-/// Evaluations a [`MemoryProbe`](crate::host::MemoryProbe) runs to find the
+/// Evaluations a [`MemoryProbe`](crate::host::probe::MemoryProbe) runs to find the
 /// linear memory one takes. A guest grows its memory the same way each time
 /// it evaluates the same request, so a few suffice.
 pub const PROBE_EVALUATIONS: usize = 3;
@@ -120,7 +120,7 @@ fn micros(duration: Duration) -> f64 {
 
 /// Evaluate `request` `warmup + iterations` times, each on a fresh instance,
 /// timing the last `iterations` (at least one); then measure the guest's
-/// linear memory on a [`MemoryProbe`](crate::host::MemoryProbe), untimed.
+/// linear memory on a [`MemoryProbe`](crate::host::probe::MemoryProbe), untimed.
 pub fn run(
     policy: &Policy,
     request: &Value,
