@@ -29,13 +29,33 @@ setup-check:
 WASM_OPT := wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
 	--enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types
 
-policy.wasm: $(SOURCES) | setup
+# Needs cargo and the wasm32-wasip1 target only; wasm-opt is used when it is on the PATH.
+policy.wasm: $(SOURCES)
 	cargo build --locked --target wasm32-wasip1 --release
-	$(WASM_OPT) $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm -o policy.wasm
+	@if command -v wasm-opt >/dev/null; then \
+		$(WASM_OPT) $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm -o policy.wasm; \
+	else \
+		echo "policy.wasm: wasm-opt not found (Debian: binaryen); the module is not optimised"; \
+		cp $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm policy.wasm; \
+	fi
+
+# kwctl when it is on the PATH (or KWCTL=/path/to/kwctl); the repo's runner otherwise, which
+# e2e-tests and demo then build and use in its place.
+KWCTL ?= $(shell command -v kwctl 2>/dev/null)
+ifeq ($(KWCTL),)
+EVALUATOR := $(RUNNER)
+MODULE    := policy.wasm
+NEEDS     := policy.wasm runner
+else
+EVALUATOR := $(KWCTL)
+MODULE    := annotated-policy.wasm
+NEEDS     := annotated-policy.wasm
+endif
 
 # Embeds metadata.yml and README.md in the module, as Kubewarden publishes policies.
 annotated-policy.wasm: policy.wasm metadata.yml README.md
-	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+	$(if $(KWCTL),,$(error annotated-policy.wasm needs kwctl: put it on the PATH or set KWCTL=/path/to/kwctl))
+	$(KWCTL) annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
 
 # The waPC runner on wasmtime that stands in for `kwctl run` (see runner/).
 .PHONY: runner
@@ -51,26 +71,23 @@ lint: | setup-check
 	cargo clippy --workspace --all-targets --profile runner -- -D warnings
 
 .PHONY: test
-test:
+test: fmt lint
 	cargo test
 	cargo test -p runner --profile runner
 	cargo test -p bench-fixtures
 	cargo test -p single-owner-manifest
 
-# Runs e2e.bats through the compiled module: with the runner, or with real kwctl
-# when KWCTL is set (then on annotated-policy.wasm).
+# Runs e2e.bats through the compiled module: with kwctl (on annotated-policy.wasm) when there is
+# one, with the repo's runner otherwise.
 .PHONY: e2e-tests
-ifeq ($(origin KWCTL),undefined)
-e2e-tests: policy.wasm runner | setup-check
-	KWCTL=$(RUNNER) POLICY=policy.wasm bats e2e.bats
-else
-e2e-tests: annotated-policy.wasm | setup-check
-	KWCTL=$(KWCTL) POLICY=annotated-policy.wasm bats e2e.bats
-endif
+e2e-tests: $(NEEDS) | setup-check
+	@echo "e2e-tests: evaluating with $(EVALUATOR)"
+	KWCTL=$(EVALUATOR) POLICY=$(MODULE) bats e2e.bats
 
 .PHONY: demo
-demo: policy.wasm runner
-	@KWCTL=$(RUNNER) POLICY=policy.wasm ./examples/demo
+demo: setup $(NEEDS)
+	@echo "demo: evaluating with $(EVALUATOR)"
+	@KWCTL=$(EVALUATOR) POLICY=$(MODULE) ./examples/demo
 
 # bench/compare measures the policy against two reference modules (bench/floor, bench/sdk-path)
 # on generated fixtures (bench/fixtures), built here next to the policy.
@@ -124,7 +141,7 @@ fuzz:
 
 .PHONY: push
 push: annotated-policy.wasm
-	kwctl push annotated-policy.wasm $(IMAGE)
+	$(KWCTL) push annotated-policy.wasm $(IMAGE)
 
 .PHONY: clean
 clean:
