@@ -25,7 +25,7 @@ setup-check:
 	@scripts/setup --check
 
 # wasm-opt -Oz (Debian's binaryen) takes 12% off the module; it measured no faster or slower
-# (see README, "Cost"). The features enabled are those rustc emits for wasm32-wasip1.
+# (see docs/development.md, "Cost"). The features enabled are those rustc emits for wasm32-wasip1.
 WASM_OPT := wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
 	--enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types
 
@@ -114,7 +114,7 @@ bench-smoke: policy.wasm runner
 	cargo run -p single-owner-manifest --example skip-rate -- --smoke
 
 # Prints the ClusterAdmissionPolicy for a settings file, with the matchConditions derived from
-# the settings (manifest/; see README, "Match conditions"); NAME overrides its name
+# the settings (manifest/; see docs/match-conditions.md); NAME overrides its name
 # (single-owner-<folder of the settings file>), MODE its spec.mode (monitor or protect, the
 # default).
 #   make manifest SETTINGS=examples/helm/settings.yaml

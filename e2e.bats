@@ -853,7 +853,7 @@ OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
     allowed
 }
 
-# --- hostile input: odd requests through the module (see README, "Failure behaviour") ----
+# --- hostile input: odd requests through the module (see docs/failure-behaviour.md) ----
 
 setup_file() {
     HOSTILE="$BATS_FILE_TMPDIR/hostile"
@@ -1008,7 +1008,7 @@ raw_unreadable() {
     [ "$(jq -r .message <<<"$output")" = 'expected value at line 1 column 1' ]
 }
 
-# --- audit: Kubewarden's audit scanner replays stored objects (see README, "Visibility") ----
+# --- audit: Kubewarden's audit scanner replays stored objects (see docs/deploying.md, "Visibility") ----
 
 # The request the audit scanner sends for the object of a sample (or any request file's
 # `.object`, edited by an optional jq filter): CREATE, an empty userInfo, kind and resource

@@ -271,8 +271,8 @@ fn samples_get_the_verdict_their_name_announces() {
 }
 
 #[test]
-fn the_readme_shows_the_flux_example_as_it_is() {
-    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+fn the_deploying_guide_shows_the_flux_example_as_it_is() {
+    let readme = fs::read_to_string(root().join("docs/deploying.md")).unwrap();
     let policy = fs::read_to_string(root().join("examples/flux/policy.yaml")).unwrap();
     let manifest = &policy[policy.find("apiVersion:").unwrap()..];
     // Up to the generated conditions, which the README describes instead of printing.
@@ -280,6 +280,6 @@ fn the_readme_shows_the_flux_example_as_it_is() {
     let shown = &manifest[..manifest.find(conditions).unwrap() + conditions.len()];
     assert!(
         readme.contains(shown),
-        "README.md must show examples/flux/policy.yaml from apiVersion to its matchConditions"
+        "docs/deploying.md must show examples/flux/policy.yaml from apiVersion to its matchConditions"
     );
 }

@@ -32,7 +32,7 @@ pub fn read_settings(yaml: &str) -> Result<Settings, String> {
 /// that introduces them, indented for `spec`.
 pub fn match_conditions_yaml(settings: &Settings) -> String {
     let mut yaml = String::from(
-        "  # Generated from the settings by `make manifest` (see README, \"Match conditions\"): the\n  \
+        "  # Generated from the settings by `make manifest` (see docs/match-conditions.md): the\n  \
          # API server sends a request to policy-server only when the policy could deny, mutate or\n  \
          # warn on it, never a write of the control plane it trusts. Kubewarden's audit scanner\n  \
          # calls policy-server directly, without them.\n  \
@@ -177,7 +177,7 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
         Twin::Alone => {}
         Twin::Judging => yaml.push_str(
             "  # Validating: judges the final object after every mutation, the stamping twin's\n  \
-             # included (see README, \"Stamping\"); every denial and warning comes from here.\n",
+             # included (see docs/rules.md, \"Identities\"); every denial and warning comes from here.\n",
         ),
         Twin::Stamping => yaml.push_str(
             "  # Mutating: only stamps and removes consumed offers (`stampOnly: true`); denies and\n  \
@@ -224,13 +224,13 @@ pub const SUBRESOURCES: [(&str, &str); 3] = [
 
 const OTHER_RULES: &str = r#"    # Status writes of most built-in kinds persist metadata changes (a Pod's, a Namespace's, …),
     # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
-    # an owner mark (label or annotation) or the offer (see README, "Subresources").
+    # an owner mark (label or annotation) or the offer (see docs/control-plane.md, "Subresources").
     - apiGroups: ["*"]
       apiVersions: ["*"]
       resources: @SUBRESOURCES@
       operations: ["UPDATE"]
     # Kubewarden's audit scanner replays existing objects of the kinds these CREATE rules name
-    # (it skips rules with a wildcard), for PolicyReports; see README, "Visibility". The API
+    # (it skips rules with a wildcard), for PolicyReports; see docs/deploying.md, "Visibility". The API
     # server calls the webhook once per request however many rules match.
     - apiGroups: ["apiextensions.k8s.io"]
       apiVersions: ["v1"]
