@@ -474,6 +474,7 @@ annotation camel.apache.org/operator.id: one owner denied for Pod cert-manager/c
 {"ownerMarks": []}|ownerMarks: list at least one owner mark
 {"ownerMarks": [{"label": "app ID"}]}|ownerMarks[0].label: "app ID" is not a valid label key
 {"ownerMarks": [{"annotation": "a"}, {"annotation": "a"}]}|ownerMarks[1].annotation: annotation "a" is already guarded by another mark
+{"ownerMarks": [{"label": "appID"}, {"label": "appID"}]}|ownerMarks[1].label: label "appID" is already guarded by another mark; each key may appear once, as a label or an annotation
 {"ownerMarks": [{"label": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}|ownerMarks[0]: kind "X" is listed in both clusterKinds and namespacedKinds
 {"ownerMarks": [{"label": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerMarks[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name
 {"ownerMarks": [{"label": "a", "kindKey": "b"}]}|ownerMarks[0].kindKey: set without clusterKinds or namespacedKinds
