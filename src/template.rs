@@ -148,16 +148,7 @@ fn read<'a>(
     let at_place = |place: &str| join(top, path, place);
     match *place {
         Place::One(_) => {
-            let place = at_place("");
-            let MetaFields {
-                labels,
-                annotations,
-            } = metadata(value, &place)?;
-            templates.push(Template {
-                labels,
-                annotations,
-                place,
-            });
+            templates.push(template_at(value, at_place(""))?);
         }
         Place::Each { template, name, .. } => {
             let list = at_place("");
@@ -175,15 +166,7 @@ fn read<'a>(
                     continue;
                 };
                 let place = join(&format!("{list}[{named}]"), template, "");
-                let MetaFields {
-                    labels,
-                    annotations,
-                } = metadata(value, &place)?;
-                templates.push(Template {
-                    labels,
-                    annotations,
-                    place,
-                });
+                templates.push(template_at(value, place)?);
             }
         }
     }
@@ -221,6 +204,19 @@ fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a R
         walked.push_str(key);
     }
     Ok(Some(value))
+}
+
+/// The template at `place`, whose text is `value`.
+fn template_at<'a>(value: &'a RawValue, place: String) -> Result<Template<'a>, String> {
+    let MetaFields {
+        labels,
+        annotations,
+    } = metadata(value, &place)?;
+    Ok(Template {
+        place,
+        labels,
+        annotations,
+    })
 }
 
 /// The labels and annotations of a template (its `metadata`), `place` naming it in errors.
