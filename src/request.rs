@@ -115,6 +115,14 @@ impl<'a> ObjectScope<'a> {
             ObjectScope::Namespace(namespace)
         }
     }
+
+    /// The object's namespace as messages and tracking ids write it: empty when cluster-scoped.
+    pub fn namespace(self) -> &'a str {
+        match self {
+            ObjectScope::Cluster => "",
+            ObjectScope::Namespace(namespace) => namespace,
+        }
+    }
 }
 
 /// The admission operation.

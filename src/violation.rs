@@ -21,7 +21,7 @@
 use std::fmt;
 
 use crate::owner::{Claim, MarkName};
-use crate::request::{AdmissionRequest, Object, ObjectScope, Operation};
+use crate::request::{AdmissionRequest, Object, Operation};
 
 /// Every rule the policy applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,10 +160,7 @@ impl<'a> Subject<'a> {
         } else {
             &request.name
         };
-        let namespace = match request.object_scope() {
-            ObjectScope::Cluster => "",
-            ObjectScope::Namespace(namespace) => namespace,
-        };
+        let namespace = request.object_scope().namespace();
         Subject {
             operation: request.operation,
             audit: request.is_audit_replay(),

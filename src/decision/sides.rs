@@ -2,7 +2,7 @@
 //! all (a subresource write only when it changes what they guard).
 
 use crate::owner::{Claim, Marks, Place, Tracked};
-use crate::request::{AdmissionRequest, Object, ObjectScope, Operation};
+use crate::request::{AdmissionRequest, Object, Operation};
 use crate::settings::Settings;
 
 /// The objects the rules compare: `old` is `None` on CREATE, `new` on DELETE.
@@ -94,10 +94,7 @@ pub(super) fn marks_of<'a>(
         .guarded_keys()
         .filter(|(place, _)| *place == Place::Annotation)
         .map(|(_, key)| key);
-    let namespace = match request.object_scope() {
-        ObjectScope::Cluster => "",
-        ObjectScope::Namespace(namespace) => namespace,
-    };
+    let namespace = request.object_scope().namespace();
     Ok(Marks {
         labels: &object.metadata.labels,
         annotations: object.mark_annotations(keys)?,
