@@ -1,45 +1,35 @@
 //! The decision: what the rules say about one request — allow, mutate, deny with every
-//! violation, or unreadable.
+//! violation, or unreadable. It reads once and composes the rules, each a function of what was
+//! read ([`Facts`]) beside its table, returning its typed [`Reason`]:
 //!
-//! [`evaluate`] is a pipeline of four steps:
 //! 1. **trust**: a request of the trusted control plane, on what it is trusted with, is allowed
 //!    before any rule ([`control_plane`]);
-//! 2. **read**: the objects the operation compares ([`Sides`]), the claim of each owner mark on
-//!    each side — on the object and in each of its templates ([`template`]) — the offer on each
-//!    side, the owners the requester acts for, and whether the request only finishes a
-//!    deletion ([`deletion`]) — each read once, for every rule;
-//! 3. **judge**: each mark by the transition table ([`transition`]), then the owner's validity
-//!    and scope ([`scope`]), one owner across marks ([`one_owner`]), the identity rules and
-//!    `writes: Owner` ([`acting`]); then the offer by the handoff table ([`offers`]); an audit
+//! 2. **read**: the facts, once ([`crate::facts`]); which requests are judged at all, and on
+//!    which objects, is [`Sides`]'s;
+//! 3. **judge**: each mark, on the object and in each template — its transition
+//!    ([`transition`], with the offer's part in it), the new owner's value and scope
+//!    ([`scope`]), one owner across marks ([`one_owner`]), the requester's identity
+//!    ([`requester`]), `writes: Owner` ([`writes`]) — then the offer ([`handoff`]); an audit
 //!    replay by the object's state alone ([`audit`]);
 //! 4. **decide**: deny with every violation; otherwise stamp the owner mark or remove a consumed
-//!    offer where the settings ask for it ([`acting`]); otherwise allow. Under `stampOnly`
-//!    nothing is denied.
+//!    offer where the settings ask for it ([`Mutation::of`]); otherwise allow. Under
+//!    `stampOnly` nothing is denied: the validating twin judges the final object.
 //!
-//! Which requests are judged at all, and on which objects, is [`sides`]'s. Exemptions and the
-//! Kubewarden response are applied at the edge, in [`crate::policy`].
+//! Exemptions and the Kubewarden response are applied at the edge, in [`crate::policy`].
 
-mod acting;
-mod audit;
-mod offers;
-mod one_owner;
-mod sides;
-
-use offers::OfferVerdict;
-use sides::{Sides, marks_of};
-
+use crate::audit;
 use crate::control_plane;
-use crate::deletion;
-use crate::handoff::{self, Offer};
-use crate::identity::{Access, Acting};
+use crate::facts::{Entry, Facts, Sides};
+use crate::handoff::{self, OfferVerdict};
 use crate::mutation::Mutation;
-use crate::owner::{Claim, MarkName, Marks, OwnerMark, Place};
-use crate::request::{AdmissionRequest, Object, ObjectScope, Text};
+use crate::one_owner;
+use crate::request::AdmissionRequest;
+use crate::requester;
 use crate::scope;
 use crate::settings::Settings;
-use crate::template::{self, Template};
-use crate::transition::{self, Denial, Judgement, Permissions};
-use crate::violation::{Change, Rule, Subject, Violation};
+use crate::transition::{self, Denial, Judgement};
+use crate::violation::{Act, Change, Reason, Violation};
+use crate::writes;
 
 /// What the rules decide about a request.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,331 +44,82 @@ pub enum Decision<'a> {
     Unreadable(String),
 }
 
-/// Applies every rule to a request: read, judge, decide.
+/// Applies every rule to a request: trust, read, judge, decide.
 pub fn evaluate<'a>(request: &'a AdmissionRequest<'a>, settings: &'a Settings) -> Decision<'a> {
     let sides = match Sides::of(request, settings) {
         Ok(Some(sides)) => sides,
         Ok(None) => return Decision::Allow,
         Err(why) => return Decision::Unreadable(why),
     };
-    if control_plane::trusts(request, sides.old, &settings.trusted_writers) {
+    if control_plane::trusts(request, sides.stored(), &settings.trusted_writers) {
         return Decision::Allow;
     }
-    match Reading::of(request, settings, sides) {
-        Ok(reading) => reading.decide(reading.judge()),
-        Err(why) => Decision::Unreadable(why),
+    let facts = match Facts::read(request, settings, sides) {
+        Ok(facts) => facts,
+        Err(why) => return Decision::Unreadable(why),
+    };
+    if request.is_audit_replay() {
+        return decide(&facts, audit::rule(&facts), false);
     }
+    let mut violations: Vec<_> = facts
+        .entries
+        .iter()
+        .filter_map(|entry| judge_mark(&facts, entry))
+        .collect();
+    let mut consume_offer = false;
+    if sides.incoming().is_some() {
+        match handoff::rule(&facts) {
+            OfferVerdict::Fine => {}
+            OfferVerdict::Consume => consume_offer = true,
+            OfferVerdict::Deny(offer) => violations.extend(offer),
+        }
+    }
+    decide(&facts, violations, consume_offer)
 }
 
-/// One owner mark, on the object or in one of its templates, and what each side claims for it.
-#[derive(Debug, Clone, Copy)]
-struct Entry<'a> {
-    mark: &'a OwnerMark,
-    /// The template the mark is in; `None` for the object's own metadata.
-    template: Option<&'a str>,
-    /// `None` on CREATE.
-    old: Option<Claim<'a>>,
-    /// `None` on DELETE.
-    new: Option<Claim<'a>>,
+/// The rules of one owner mark, on the object or in a template.
+fn judge_mark<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Option<Violation<'a>> {
+    let violation = |change, reason| Some(facts.entry_violation(entry, change, reason));
+    let Some(new) = entry.new else {
+        // A DELETE, under `writes: Owner`.
+        let owner = entry.old.unwrap_or_default();
+        return violation(Change::kept(owner), writes::rule(facts, entry, owner)?);
+    };
+    let change = entry.change();
+    let scope = facts.request.object_scope();
+    let fit = |claim| scope::fit(entry.mark, claim, scope).err().map(Reason::from);
+    let judgement = match transition::rule(facts, entry) {
+        Ok(judgement) => judgement,
+        // A receiver that could not own the object is the first thing to fix.
+        Err(Denial::OwnerChange) if let Some(unfit) = fit(new) => return violation(change, unfit),
+        Err(denial) => return violation(change, transition::reason(facts, entry, denial)),
+    };
+    let reason = match judgement {
+        Judgement::Allow => return None,
+        // A template's kept mark is written with its object, judged there.
+        Judgement::Keep if entry.template.is_some() => return None,
+        Judgement::Keep => {
+            return violation(Change::kept(new), writes::rule(facts, entry, new)?);
+        }
+        // A value that names no owner is nobody's to keep.
+        Judgement::Remove if change.old.owner(entry.mark).is_err() => return None,
+        Judgement::Remove => requester::rule(facts, Act::Remove, change.old)?,
+        Judgement::Set | Judgement::Accept => fit(new)
+            .or_else(|| one_owner::rule(facts, entry))
+            .or_else(|| requester::rule(facts, Act::Set, new))?,
+    };
+    violation(change, reason)
 }
 
-impl<'a> Entry<'a> {
-    /// The owners the request moves between (none for a missing side).
-    fn change(&self) -> Change<'a> {
-        Change {
-            old: self.old.unwrap_or_default(),
-            new: self.new.unwrap_or_default(),
-        }
+/// Denies with every violation; otherwise mutates where the settings ask for it. Under
+/// `stampOnly` nothing is denied.
+fn decide<'a>(facts: &Facts<'a>, violations: Vec<Violation<'a>>, consume: bool) -> Decision<'a> {
+    if !violations.is_empty() && !facts.settings.stamp_only {
+        return Decision::Deny(violations);
     }
-
-    /// Whether the request moves this mark's owner (sets, removes or changes it).
-    fn moves(&self) -> bool {
-        self.old.unwrap_or_default() != self.new.unwrap_or_default()
-    }
-
-    /// The new side's owner, if it names a valid one.
-    fn owned(&self) -> Option<Claim<'a>> {
-        self.new
-            .filter(|claim| !claim.is_none() && claim.owner(self.mark).is_ok())
-    }
-}
-
-/// Everything the rules read of a request, read once.
-struct Reading<'a> {
-    request: &'a AdmissionRequest<'a>,
-    settings: &'a Settings,
-    sides: Sides<'a>,
-    /// The object messages name: the new one, or the stored one on DELETE.
-    object: &'a Object<'a>,
-    entries: Vec<Entry<'a>>,
-    /// The offer annotation of the stored object.
-    old_offer: Option<Text<'a>>,
-    /// The offer annotation of the new object.
-    new_offer: Option<Text<'a>>,
-    /// The owners the requester acts for; `None` without identities.
-    acting: Option<Acting>,
-    /// Whether the request only finishes a deletion that has begun ([`deletion`]).
-    finishing: bool,
-}
-
-/// What the rules found: the violations, and whether a consumed offer is left for the policy
-/// to remove.
-struct Judged<'a> {
-    violations: Vec<Violation<'a>>,
-    consume_offer: bool,
-}
-
-impl<'a> Reading<'a> {
-    fn of(
-        request: &'a AdmissionRequest<'a>,
-        settings: &'a Settings,
-        sides: Sides<'a>,
-    ) -> Result<Self, String> {
-        let object = match (sides.new, sides.old) {
-            (Some(object), _) | (None, Some(object)) => object,
-            (None, None) => return Err("the request has no object".to_owned()),
-        };
-        let annotation = settings.offer_annotation.as_str();
-        let offer = |object: Option<&'a Object<'a>>, side: &str| match object {
-            Some(object) => object
-                .metadata
-                .annotation(annotation)
-                .map_err(|error| format!("{side}.{error}")),
-            None => Ok(None),
-        };
-        let old_offer = offer(sides.old, "oldObject")?;
-        let new_offer = offer(sides.new, "object")?;
-        let read = |object: Option<&'a Object<'a>>, side: &str| match object {
-            Some(object) => marks_of(request, object, settings)
-                .map(Some)
-                .map_err(|error| format!("{side}.{error}")),
-            None => Ok(None),
-        };
-        let old_marks = read(sides.old, "oldObject")?;
-        let new_marks = read(sides.new, "object")?;
-        let mut entries: Vec<Entry<'a>> = settings
-            .owner_marks
-            .iter()
-            .map(|mark| Entry {
-                mark,
-                template: None,
-                old: old_marks.as_ref().map(|marks| Claim::read(mark, marks)),
-                new: new_marks.as_ref().map(|marks| Claim::read(mark, marks)),
-            })
-            .collect();
-        if let Some(new) = sides.new.filter(|_| !request.is_subresource()) {
-            let kind = &request.kind;
-            let read = |object: &'a Object<'a>, side: &str| {
-                template::templates(&kind.group, &kind.kind, object)
-                    .map_err(|error| format!("{side}.{error}"))
-            };
-            let old_templates = match sides.old {
-                Some(old) => read(old, "oldObject")?,
-                None => &[],
-            };
-            let marks = |template: &'a Template<'a>| Marks {
-                labels: &template.labels,
-                annotations: &template.annotations,
-                object: None,
-            };
-            for new_template in read(new, "object")? {
-                let old_template = old_templates
-                    .iter()
-                    .find(|old| old.place == new_template.place);
-                entries.extend(settings.owner_marks.iter().map(|mark| Entry {
-                    mark,
-                    template: Some(new_template.place.as_str()),
-                    old: old_template.map(|old| Claim::read(mark, &marks(old))),
-                    new: Some(Claim::read(mark, &marks(new_template))),
-                }));
-            }
-        }
-        let acting = (!settings.identities.is_empty() && !request.is_audit_replay())
-            .then(|| Acting::of(&request.user_info, &settings.identities));
-        let finishing = sides
-            .old
-            .is_some_and(|old| deletion::finishes(old, sides.new, &request.options));
-        Ok(Reading {
-            request,
-            settings,
-            sides,
-            object,
-            entries,
-            old_offer,
-            new_offer,
-            acting,
-            finishing,
-        })
-    }
-
-    /// Applies every rule: each mark's, then the offer's. An audit replay is judged on the
-    /// stored object's state alone: nobody acts in it.
-    fn judge(&self) -> Judged<'a> {
-        if self.request.is_audit_replay() {
-            return self.judge_state();
-        }
-        let mut violations: Vec<_> = self
-            .entries
-            .iter()
-            .filter_map(|entry| self.judge_entry(entry))
-            .collect();
-        let mut consume_offer = false;
-        if self.sides.new.is_some() {
-            match self.judge_offer() {
-                OfferVerdict::Fine => {}
-                OfferVerdict::Consume => consume_offer = true,
-                OfferVerdict::Deny(offer_violations) => violations.extend(offer_violations),
-            }
-        }
-        Judged {
-            violations,
-            consume_offer,
-        }
-    }
-
-    /// Denies with every violation; otherwise mutates where the settings ask for it. Under
-    /// `stampOnly` nothing is denied: the validating twin judges the final object.
-    fn decide(&self, judged: Judged<'a>) -> Decision<'a> {
-        if !judged.violations.is_empty() && !self.settings.stamp_only {
-            return Decision::Deny(judged.violations);
-        }
-        let mut mutation = Mutation {
-            remove_annotation: judged
-                .consume_offer
-                .then(|| self.settings.offer_annotation.clone()),
-            ..Mutation::default()
-        };
-        if let Some((place, values)) = self.stamp() {
-            match place {
-                Place::Label => mutation.labels = values,
-                Place::Annotation => mutation.annotations = values,
-            }
-        }
-        if mutation == Mutation::default() {
-            Decision::Allow
-        } else {
-            Decision::Mutate(mutation)
-        }
-    }
-
-    /// Applies the rules of one owner mark.
-    fn judge_entry(&self, entry: &Entry<'a>) -> Option<Violation<'a>> {
-        let Some(new) = entry.new else {
-            // A DELETE, under `writes: Owner`.
-            return self.check_writes(entry, entry.old.unwrap_or_default());
-        };
-        let change = entry.change();
-        let deny = |rule, reason| Some(self.entry_violation(entry, rule, change, reason));
-        let permissions = Permissions {
-            adoption: self.settings.adoption,
-            orphaning: self.settings.orphaning,
-        };
-        let offer = self.old_offer.as_deref().and_then(Offer::parse);
-        // Handed over to another mark's owner, which takes it in this update: the object is
-        // never unowned, so neither `orphaning` nor the giver's requester is asked.
-        if new.is_none() && self.handed_across(entry, offer) {
-            return None;
-        }
-        let offered = offer.and_then(|offer| offer.to_under(&entry.mark.key, &change.old.id()));
-        let judgement = match transition::judge(entry.old, new, offered, permissions) {
-            // Taken over from another mark's owner, who offered it: an accept, not an adoption.
-            Judgement::Deny(Denial::Adoption) if self.received_across(entry, offer) => {
-                Judgement::Accept
-            }
-            judgement => judgement,
-        };
-        match judgement {
-            Judgement::Allow => None,
-            Judgement::Deny(Denial::OwnerChange) => {
-                // A receiver that could not own the object is the first thing to fix.
-                if let Err((rule, reason)) = self.check_owner(entry.mark, new) {
-                    return deny(rule, reason);
-                }
-                let hint = handoff::change_hint(
-                    &self.settings.offer_annotation,
-                    self.old_offer.as_deref(),
-                    &entry.mark.key,
-                    &change.old.id(),
-                    &new.id(),
-                );
-                deny(
-                    Rule::OwnerChange,
-                    format!("{}; {hint}", Denial::OwnerChange.reason()),
-                )
-            }
-            Judgement::Deny(denial) => deny(denial.rule(), denial.reason().to_owned()),
-            // A template's kept mark is written with its object, judged there.
-            Judgement::Keep if entry.template.is_some() => None,
-            Judgement::Keep => self.check_writes(entry, new),
-            // A value that names no owner is nobody's to keep.
-            Judgement::Remove if change.old.owner(entry.mark).is_err() => None,
-            Judgement::Remove => self
-                .not_allowed(change.old, "remove", Access::Own)
-                .and_then(|reason| deny(Rule::Identity, reason)),
-            Judgement::Set | Judgement::Accept => {
-                if let Err((rule, reason)) = self.check_owner(entry.mark, new) {
-                    return deny(rule, reason);
-                }
-                if let Some(reason) = self.second_owner(entry) {
-                    return deny(Rule::OneOwner, reason);
-                }
-                self.not_allowed(new, "set", Access::Own)
-                    .and_then(|reason| deny(Rule::Identity, reason))
-            }
-        }
-    }
-
-    /// Checks that a claim names a valid owner, in scope for the request's object.
-    fn check_owner(&self, mark: &OwnerMark, claim: Claim<'_>) -> Result<(), (Rule, String)> {
-        let owner = claim
-            .owner(mark)
-            .map_err(|invalid| (Rule::OwnerValue, invalid.to_string()))?;
-        let object_scope = self.request.object_scope();
-        scope::check(&owner, object_scope).map_err(|outside| {
-            let rule = match object_scope {
-                ObjectScope::Cluster => Rule::ClusterScope,
-                ObjectScope::Namespace(_) => Rule::NamespaceScope,
-            };
-            (rule, outside.to_string())
-        })
-    }
-
-    /// The entry of the object's own mark of key `key`.
-    fn object_entry(&self, key: &str) -> Option<&Entry<'a>> {
-        self.entries
-            .iter()
-            .find(|entry| entry.template.is_none() && entry.mark.key == key)
-    }
-
-    fn violation(
-        &self,
-        rule: Rule,
-        mark: MarkName<'a>,
-        change: Change<'a>,
-        reason: String,
-    ) -> Violation<'a> {
-        Violation {
-            rule,
-            mark,
-            template: None,
-            subject: Subject::of(self.request, self.object),
-            change,
-            reason,
-        }
-    }
-
-    /// A violation of a mark's rule, naming its mark and template.
-    fn entry_violation(
-        &self,
-        entry: &Entry<'a>,
-        rule: Rule,
-        change: Change<'a>,
-        reason: String,
-    ) -> Violation<'a> {
-        Violation {
-            template: entry.template,
-            ..self.violation(rule, entry.mark.name(), change, reason)
-        }
+    match Mutation::of(facts, consume) {
+        mutation if mutation == Mutation::default() => Decision::Allow,
+        mutation => Decision::Mutate(mutation),
     }
 }
 

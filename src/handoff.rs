@@ -21,63 +21,13 @@
 //! | X → X                       | yes                    | the offer must be consumed             |
 //! | anything → Y, a new offer   | yes                    | denied: offer in an update of its own  |
 
-/// An offer, as the offer annotation writes it: `<mark>: <from> -> <to>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Offer<'a> {
-    /// The key of the mark the object is offered under.
-    pub mark: &'a str,
-    /// The owner that made the offer, as that mark names it.
-    pub from: &'a str,
-    /// The receiving owner.
-    pub to: Receiver<'a>,
-}
-
-/// The owner an offer names as the receiver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Receiver<'a> {
-    /// The key of the mark the receiver takes the object under.
-    pub mark: &'a str,
-    /// The receiving owner, as that mark names it.
-    pub owner: &'a str,
-}
-
-/// The form of an offer, for messages.
-pub const OFFER_FORM: &str = "<mark>: <from> -> <to>, or <mark>: <from> -> <other mark>: <to>";
-
-impl<'a> Offer<'a> {
-    /// Reads an offer annotation's value.
-    pub fn parse(text: &'a str) -> Option<Offer<'a>> {
-        let (mark, rest) = text.split_once(": ")?;
-        let (from, to) = rest.split_once(" -> ")?;
-        let to = match to.split_once(": ") {
-            Some((mark, owner)) => Receiver { mark, owner },
-            None => Receiver { mark, owner: to },
-        };
-        let words = [mark, from, to.mark, to.owner];
-        if words
-            .iter()
-            .any(|word| word.is_empty() || word.contains(char::is_whitespace))
-        {
-            return None;
-        }
-        Some(Offer { mark, from, to })
-    }
-
-    /// The receiver an accepting update moves `mark`'s owner to, if this offer, made under
-    /// `mark` by `owner`, hands the object to another owner of the same mark.
-    pub fn to_under(self, mark: &str, owner: &str) -> Option<&'a str> {
-        (self.mark == mark && self.from == owner && self.to.mark == mark).then_some(self.to.owner)
-    }
-}
-
-/// The text of an offer of `from`'s object, under `mark`, to `to` (of `to_mark` when another).
-pub fn offer_text(mark: &str, from: &str, to_mark: &str, to: &str) -> String {
-    if mark == to_mark {
-        format!("{mark}: {from} -> {to}")
-    } else {
-        format!("{mark}: {from} -> {to_mark}: {to}")
-    }
-}
+use crate::facts::{Entry, Facts};
+use crate::offer::Offer;
+use crate::owner::{Claim, MarkName, Place};
+use crate::request::Operation;
+use crate::requester;
+use crate::scope;
+use crate::violation::{Act, Change, Reason, Violation};
 
 /// What the handoff rules ask of an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,48 +59,168 @@ pub fn judge(old: Option<&str>, new: Option<&str>, moves: impl Fn(&str) -> bool)
     }
 }
 
-/// What to do instead of changing the owner under `mark` from one (`from`) to another (`to`),
-/// given the offer the object carries, if any.
-pub fn change_hint(
-    annotation: &str,
-    offered: Option<&str>,
-    mark: &str,
-    from: &str,
-    to: &str,
-) -> String {
-    match offered {
-        None => format!(
-            "to hand it over, its owner offers it by setting the annotation \
-             {annotation}=\"{}\", then the new owner moves the mark and removes the annotation",
-            offer_text(mark, from, mark, to)
-        ),
-        Some(offered) => {
-            format!(
-                "the pending offer ({annotation}) is {offered:?}, which does not hand it to {to:?}"
-            )
-        }
-    }
+/// What an offer does for one mark's transition: a column of the transition table
+/// ([`crate::transition`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Handoff<'a> {
+    /// No offer of this mark's owner.
+    #[default]
+    None,
+    /// The owner offered the object to this owner of the same mark.
+    To(&'a str),
+    /// The owner offered the object to another mark's owner, which takes it in this update:
+    /// the mark goes, and the object is never unowned.
+    Given,
+    /// Another mark's owner offered the object to this mark's new owner, and gives it in this
+    /// update.
+    Received,
 }
 
-impl OfferRule {
-    /// Why a `Consume` or an `OfferWithMove` is denied, and what to do instead; `creating` when
-    /// the request is a CREATE (which sets the owner).
-    pub fn reason(self, annotation: &str, creating: bool) -> String {
-        match (self, creating) {
-            (OfferRule::Consume, _) => format!(
-                "an update that changes or removes the owner consumes the offer; remove the \
-                 annotation {annotation} in the same update"
-            ),
-            (_, true) => format!(
-                "an offer ({annotation}) is made in the CREATE that sets the owner; create the \
-                 object, then offer it in an update of its own"
-            ),
-            (_, false) => format!(
-                "an offer ({annotation}) is made in the update that changes the owner; change \
-                 the owner and make an offer in separate updates"
-            ),
-        }
+/// What the stored object's offer does for `entry`'s transition.
+pub fn handoff<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Handoff<'a> {
+    let Some(offer) = facts.old_offer.and_then(Offer::parse) else {
+        return Handoff::None;
+    };
+    let new = entry.new.unwrap_or_default();
+    if new.is_none() && given(facts, entry, offer) {
+        return Handoff::Given;
     }
+    if let Some(to) = offer.to_under(&entry.mark.key, &entry.change().old.id()) {
+        return Handoff::To(to);
+    }
+    let receives = offer.to.mark == entry.mark.key && new.id() == offer.to.owner;
+    let giver_gives = |giver: &Entry<'a>| {
+        giver.mark.key == offer.mark
+            && giver.new.unwrap_or_default().is_none()
+            && given(facts, giver, offer)
+    };
+    if receives && facts.siblings(entry).any(giver_gives) {
+        return Handoff::Received;
+    }
+    Handoff::None
+}
+
+/// Whether `offer`, made by `entry`'s owner under its mark, hands the object to another mark's
+/// owner that this update sets.
+fn given<'a>(facts: &Facts<'a>, entry: &Entry<'a>, offer: Offer<'_>) -> bool {
+    let made_by_owner = offer.mark == entry.mark.key
+        && offer.from == entry.change().old.id()
+        && offer.to.mark != entry.mark.key;
+    made_by_owner
+        && facts.siblings(entry).any(|receiver| {
+            receiver.mark.key == offer.to.mark
+                && receiver
+                    .new
+                    .is_some_and(|claim| claim.id() == offer.to.owner)
+        })
+}
+
+/// What the handoff rules make of an update's offer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum OfferVerdict<'a> {
+    /// Nothing to object to.
+    Fine,
+    /// The owner moved and the offer is left: the policy removes it (deployed mutating).
+    Consume,
+    /// The offer breaks the handoff rules.
+    Deny(Vec<Violation<'a>>),
+}
+
+/// The offer rule: the handoff table applied to the offer annotation of a CREATE or UPDATE.
+pub fn rule<'a>(facts: &Facts<'a>) -> OfferVerdict<'a> {
+    let old = facts.old_offer;
+    let new = facts.new_offer;
+    let moving = |key: &str| facts.object_entry(key).is_some_and(Entry::moves);
+    let annotation = facts.settings.offer_annotation.as_str();
+    let creating = facts.request.operation == Operation::Create;
+    let reason = match judge(old, new, moving) {
+        OfferRule::Fine => return OfferVerdict::Fine,
+        OfferRule::Consume if facts.settings.stamp => return OfferVerdict::Consume,
+        OfferRule::Check => {
+            let withdrawn = old.and_then(|text| withdrawal(facts, text));
+            let made = new.and_then(|text| made(facts, text));
+            let violations: Vec<_> = withdrawn.into_iter().chain(made).collect();
+            return match violations.is_empty() {
+                true => OfferVerdict::Fine,
+                false => OfferVerdict::Deny(violations),
+            };
+        }
+        OfferRule::Consume => Reason::OfferNotConsumed { annotation },
+        OfferRule::OfferWithMove => Reason::OfferWithMove {
+            annotation,
+            creating,
+        },
+    };
+    let moved = [old, new]
+        .into_iter()
+        .flatten()
+        .filter_map(Offer::parse)
+        .find_map(|offer| facts.object_entry(offer.mark).filter(|entry| entry.moves()));
+    let change = moved.map_or(Change::kept(Claim::default()), Entry::change);
+    OfferVerdict::Deny(vec![violation(facts, change, reason)])
+}
+
+/// Why the requester may not withdraw or change the stored offer, if it may not: only the
+/// owner it was made under may, while it still owns the object. A stale offer — its mark
+/// names another owner now, or it does not parse — hands nothing over, and goes freely.
+fn withdrawal<'a>(facts: &Facts<'a>, text: &str) -> Option<Violation<'a>> {
+    let offer = Offer::parse(text)?;
+    let entry = facts.object_entry(offer.mark)?;
+    let owner = entry.new.filter(|claim| claim.id() == offer.from)?;
+    let reason = requester::rule(facts, Act::Withdraw, owner)?;
+    Some(violation(facts, Change::kept(owner), reason))
+}
+
+/// Why an offer on the new object is not one its owner may make, if it is not: it names a
+/// guarded mark, the owner the object has under it, a requester acting for that owner, and a
+/// receiver that could own the object. An audit replay checks a pending offer so too.
+pub fn made<'a>(facts: &Facts<'a>, text: &'a str) -> Option<Violation<'a>> {
+    let (owner, reason) = offer_fault(facts, text)?;
+    Some(violation(facts, Change::kept(owner), reason))
+}
+
+/// The owner an offer is made under, and what is wrong with the offer, if anything.
+fn offer_fault<'a>(facts: &Facts<'a>, text: &'a str) -> Option<(Claim<'a>, Reason<'a>)> {
+    let marks = facts.settings.owner_marks.as_slice();
+    let none = Claim::default();
+    let Some(offer) = Offer::parse(text) else {
+        return Some((none, Reason::OfferMalformed { text }));
+    };
+    let Some(entry) = facts.object_entry(offer.mark) else {
+        let key = offer.mark;
+        return Some((none, Reason::OfferNamesNoMark { key, marks }));
+    };
+    let owner = entry.new.unwrap_or_default();
+    if owner.is_none() {
+        return Some((owner, Reason::OfferOfNothing { mark: entry.mark }));
+    }
+    if owner.id() != offer.from {
+        let from = offer.from;
+        return Some((owner, Reason::OfferByAnother { from, owner }));
+    }
+    if let Some(reason) = requester::rule(facts, Act::Offer, owner) {
+        return Some((owner, reason));
+    }
+    let Some(receiving) = marks.iter().find(|mark| mark.key == offer.to.mark) else {
+        let key = offer.to.mark;
+        return Some((owner, Reason::OfferNamesNoMark { key, marks }));
+    };
+    let to = offer.to.owner;
+    if receiving.key == entry.mark.key && to == owner.id() {
+        return Some((owner, Reason::OfferToItself { to }));
+    }
+    let receiver = Claim::of_owner(receiving, to);
+    let why = scope::fit(receiving, receiver, facts.request.object_scope()).err()?;
+    Some((owner, Reason::OfferToUnfit { to, why }))
+}
+
+/// A violation of the offer rules, naming the offer annotation.
+fn violation<'a>(facts: &Facts<'a>, change: Change<'a>, reason: Reason<'a>) -> Violation<'a> {
+    let mark = MarkName {
+        place: Place::Annotation,
+        key: &facts.settings.offer_annotation,
+    };
+    facts.violation(mark, None, change, reason)
 }
 
 #[cfg(test)]
@@ -194,75 +264,5 @@ mod tests {
                 "{old:?} -> {new:?}, {moving:?}"
             );
         }
-    }
-
-    #[test]
-    fn offers_read_mark_from_and_to() {
-        let same = |mark, owner| Receiver { mark, owner };
-        #[rustfmt::skip]
-        let rows = [
-            ("camel.apache.org/operator.id: operator-1 -> operator-2",
-             Some(Offer { mark: "camel.apache.org/operator.id", from: "operator-1", to: same("camel.apache.org/operator.id", "operator-2") })),
-            ("meta.helm.sh/release-name: shop/web -> argocd.argoproj.io/tracking-id: guestbook",
-             Some(Offer { mark: "meta.helm.sh/release-name", from: "shop/web", to: same("argocd.argoproj.io/tracking-id", "guestbook") })),
-            ("operator-2", None),
-            ("m: a -> ", None),
-            ("m: a b -> c", None),
-            ("m:a -> b", None),
-        ];
-        for (text, expected) in rows {
-            assert_eq!(Offer::parse(text), expected, "{text}");
-        }
-        let offer = Offer::parse(B).unwrap();
-        assert_eq!(offer.to_under("m", "a"), Some("b"));
-        assert_eq!(offer.to_under("m", "z"), None, "an offer outlives no owner");
-        assert_eq!(offer.to_under("n", "a"), None);
-    }
-
-    #[test]
-    fn reasons_say_what_happened_and_what_to_do() {
-        let annotation = "single-owner-policy.io/offer";
-        assert_eq!(
-            OfferRule::Consume.reason(annotation, false),
-            "an update that changes or removes the owner consumes the offer; remove the \
-             annotation single-owner-policy.io/offer in the same update"
-        );
-        assert_eq!(
-            OfferRule::OfferWithMove.reason(annotation, false),
-            "an offer (single-owner-policy.io/offer) is made in the update that changes the \
-             owner; change the owner and make an offer in separate updates"
-        );
-        assert_eq!(
-            OfferRule::OfferWithMove.reason(annotation, true),
-            "an offer (single-owner-policy.io/offer) is made in the CREATE that sets the owner; \
-             create the object, then offer it in an update of its own"
-        );
-    }
-
-    #[test]
-    fn hints_give_the_offer_to_write() {
-        let key = "camel.apache.org/operator.id";
-        assert_eq!(
-            change_hint(
-                "single-owner-policy.io/offer",
-                None,
-                key,
-                "operator-1",
-                "operator-2"
-            ),
-            "to hand it over, its owner offers it by setting the annotation \
-             single-owner-policy.io/offer=\"camel.apache.org/operator.id: operator-1 -> operator-2\", \
-             then the new owner moves the mark and removes the annotation"
-        );
-        assert_eq!(
-            change_hint(
-                "single-owner-policy.io/offer",
-                Some("camel.apache.org/operator.id: operator-1 -> operator-3"),
-                key,
-                "operator-1",
-                "operator-2"
-            ),
-            r#"the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-1 -> operator-3", which does not hand it to "operator-2""#
-        );
     }
 }

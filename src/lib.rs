@@ -22,23 +22,30 @@
 //! policy    (decision)         exemptions and Kubewarden's responses, at the edge
 //! ```
 
+mod audit;
 pub mod control_plane;
 mod decision;
 mod deletion;
+mod facts;
 mod handoff;
 mod identity;
 mod mutation;
+mod offer;
+mod one_owner;
 mod owner;
 pub mod policy;
 mod request;
+mod requester;
 mod scope;
 mod settings;
 pub mod template;
 mod transition;
 mod violation;
+mod writes;
 
-pub use owner::{Format, OwnerMark, Place as MarkPlace};
+pub use owner::{Claim, Format, MarkName, OwnerMark, Place as MarkPlace};
 pub use settings::Settings;
+pub use violation::{Act, Change, NotActing, Reason, Rule, Standing, Violation};
 
 use kubewarden_policy_sdk::protocol_version_guest;
 use wapc_guest::{CallResult, register_function};

@@ -7,6 +7,10 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::facts::{Facts, Sides};
+use crate::owner::{Claim, Place};
+use crate::scope;
+
 /// The part of the payload stamping reads.
 #[derive(Deserialize)]
 struct Payload {
@@ -27,6 +31,52 @@ pub struct Mutation {
     pub annotations: Vec<(String, String)>,
     /// An annotation to remove.
     pub remove_annotation: Option<String>,
+}
+
+impl Mutation {
+    /// What the policy changes in an object it admits: it removes a consumed offer
+    /// (`consume_offer`), and stamps the owner mark on a CREATE under `stamp: true`.
+    pub fn of(facts: &Facts<'_>, consume_offer: bool) -> Mutation {
+        let settings = facts.settings;
+        let mut mutation = Mutation {
+            remove_annotation: consume_offer.then(|| settings.offer_annotation.clone()),
+            ..Mutation::default()
+        };
+        match stamp(facts) {
+            Some((Place::Label, values)) => mutation.labels = values,
+            Some((Place::Annotation, values)) => mutation.annotations = values,
+            None => {}
+        }
+        mutation
+    }
+}
+
+/// The marks that stamp, on a CREATE under `stamp: true`, the one owner the requester acts
+/// for: the first mark whose shape reads it as a valid owner in scope (a tracking id, which
+/// names the object too, is never stamped), unless the object already carries an owner mark.
+fn stamp(facts: &Facts<'_>) -> Option<(Place, Vec<(String, String)>)> {
+    let (true, Sides::Create(_), Some(acting)) = (facts.settings.stamp, facts.sides, &facts.acting)
+    else {
+        return None;
+    };
+    let owner = acting.single_owner()?;
+    if facts
+        .object_entries()
+        .any(|entry| !entry.new.unwrap_or_default().is_none())
+    {
+        return None;
+    }
+    let scope = facts.request.object_scope();
+    facts.object_entries().find_map(|entry| {
+        let claim = Claim::of_owner(entry.mark, owner);
+        scope::fit(entry.mark, claim, scope).ok()?;
+        let values = claim.values(entry.mark)?;
+        let values = values
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value.to_owned()))
+            .collect();
+        Some((entry.mark.place, values))
+    })
 }
 
 /// The request's object with the mutation applied.

@@ -375,27 +375,6 @@ impl fmt::Display for Claim<'_> {
     }
 }
 
-impl fmt::Display for InvalidOwner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InvalidOwner::Empty => f.write_str("the owner is empty; name an owner or remove it"),
-            InvalidOwner::UnknownKind { kind, expected } => {
-                write!(f, "{kind:?} is not a configured owner kind; use {expected}")
-            }
-            InvalidOwner::Incomplete { expected } => {
-                write!(f, "the owner is incomplete; use {expected}")
-            }
-            InvalidOwner::HalfPair { present, missing } => write!(
-                f,
-                "{present} is set without {missing}; both are set and removed together"
-            ),
-            InvalidOwner::Malformed { expected } => {
-                write!(f, "the value is not in the form {expected}")
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,48 +427,71 @@ mod tests {
         };
         let pair = |namespace, name| Ok(Owner::Pair { namespace, name });
         let opaque = |id| Ok(Owner::Opaque { id });
+        let empty = || Err(InvalidOwner::Empty);
+        let unknown = |kind: &str, expected: &str| {
+            Err(InvalidOwner::UnknownKind {
+                kind: kind.to_owned(),
+                expected: expected.to_owned(),
+            })
+        };
+        let incomplete = |expected: &str| {
+            Err(InvalidOwner::Incomplete {
+                expected: expected.to_owned(),
+            })
+        };
+        let half = |present: &str, missing: &str| {
+            Err(InvalidOwner::HalfPair {
+                present: present.to_owned(),
+                missing: missing.to_owned(),
+            })
+        };
+        let malformed = || {
+            Err(InvalidOwner::Malformed {
+                expected: TRACKING_FORM,
+            })
+        };
         #[rustfmt::skip]
-        let rows: &[(&str, Pairs, Pairs, Result<Owner, &str>)] = &[
+        let rows: &[(&str, Pairs, Pairs, Result<Owner, InvalidOwner>)] = &[
             // mark, labels, annotations, owner
             // kind in the value
             (APP_ID, &[("appID", "ClusterExtension.cert-manager")], &[], cluster("ClusterExtension", "cert-manager")),
             (APP_ID, &[("appID", "ClusterExtension.a.b")], &[], cluster("ClusterExtension", "a.b")),
             (APP_ID, &[("appID", "Extension.team-a.argocd")], &[], namespaced("Extension", "team-a", "argocd")),
             (APP_ID, &[("appID", "Extension.team-a.my.op")], &[], namespaced("Extension", "team-a", "my.op")),
-            (APP_ID, &[("appID", "")], &[], Err("the owner is empty; name an owner or remove it")),
-            (APP_ID, &[("appID", "Operator.x")], &[], Err(r#""Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
-            (APP_ID, &[("appID", "cert-manager")], &[], Err(r#""cert-manager" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>"#)),
-            (APP_ID, &[("appID", "ClusterExtension")], &[], Err("the owner is incomplete; use ClusterExtension.<name>")),
-            (APP_ID, &[("appID", "ClusterExtension.")], &[], Err("the owner is incomplete; use ClusterExtension.<name>")),
-            (APP_ID, &[("appID", "Extension.team-a")], &[], Err("the owner is incomplete; use Extension.<namespace>.<name>")),
-            (APP_ID, &[("appID", "Extension..x")], &[], Err("the owner is incomplete; use Extension.<namespace>.<name>")),
+            (APP_ID, &[("appID", "")], &[], empty()),
+            (APP_ID, &[("appID", "Operator.x")], &[], unknown("Operator", "ClusterExtension.<name> or Extension.<namespace>.<name>")),
+            (APP_ID, &[("appID", "cert-manager")], &[], unknown("cert-manager", "ClusterExtension.<name> or Extension.<namespace>.<name>")),
+            (APP_ID, &[("appID", "ClusterExtension")], &[], incomplete("ClusterExtension.<name>")),
+            (APP_ID, &[("appID", "ClusterExtension.")], &[], incomplete("ClusterExtension.<name>")),
+            (APP_ID, &[("appID", "Extension.team-a")], &[], incomplete("Extension.<namespace>.<name>")),
+            (APP_ID, &[("appID", "Extension..x")], &[], incomplete("Extension.<namespace>.<name>")),
             // an annotation of the same key is not the label
-            (APP_ID, &[], &[("appID", "ClusterExtension.a")], Err("the owner is empty; name an owner or remove it")),
+            (APP_ID, &[], &[("appID", "ClusterExtension.a")], empty()),
             // kind in a companion label
             (OLM, &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "argocd")], &[], cluster("ClusterExtension", "argocd")),
             (OLM, &[(OLM_KIND, "Extension"), (OLM_NAME, "team-a.argocd")], &[], namespaced("Extension", "team-a", "argocd")),
-            (OLM, &[(OLM_KIND, "Extension"), (OLM_NAME, "argocd")], &[], Err("the owner is incomplete; use olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>")),
-            (OLM, &[(OLM_KIND, "Operator"), (OLM_NAME, "argocd")], &[], Err(r#""Operator" is not a configured owner kind; use olm.operatorframework.io/owner-kind=ClusterExtension with olm.operatorframework.io/owner-name=<name> or olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>"#)),
-            (OLM, &[(OLM_NAME, "argocd")], &[], Err("label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together")),
-            (OLM, &[(OLM_KIND, "ClusterExtension")], &[], Err("label olm.operatorframework.io/owner-kind is set without olm.operatorframework.io/owner-name; both are set and removed together")),
-            (OLM, &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "")], &[], Err("the owner is empty; name an owner or remove it")),
+            (OLM, &[(OLM_KIND, "Extension"), (OLM_NAME, "argocd")], &[], incomplete("olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>")),
+            (OLM, &[(OLM_KIND, "Operator"), (OLM_NAME, "argocd")], &[], unknown("Operator", "olm.operatorframework.io/owner-kind=ClusterExtension with olm.operatorframework.io/owner-name=<name> or olm.operatorframework.io/owner-kind=Extension with olm.operatorframework.io/owner-name=<namespace>.<name>")),
+            (OLM, &[(OLM_NAME, "argocd")], &[], half("label olm.operatorframework.io/owner-name", "olm.operatorframework.io/owner-kind")),
+            (OLM, &[(OLM_KIND, "ClusterExtension")], &[], half("label olm.operatorframework.io/owner-kind", "olm.operatorframework.io/owner-name")),
+            (OLM, &[(OLM_KIND, "ClusterExtension"), (OLM_NAME, "")], &[], empty()),
             // opaque ids, in an annotation
             (CAMEL, &[], &[("camel.apache.org/operator.id", "operator-1")], opaque("operator-1")),
-            (CAMEL, &[], &[("camel.apache.org/operator.id", "")], Err("the owner is empty; name an owner or remove it")),
+            (CAMEL, &[], &[("camel.apache.org/operator.id", "")], empty()),
             // namespace in a companion annotation
             (HELM, &[], &[(RELEASE, "web"), (RELEASE_NS, "shop")], pair("shop", "web")),
-            (HELM, &[], &[(RELEASE, "web")], Err("annotation meta.helm.sh/release-name is set without meta.helm.sh/release-namespace; both are set and removed together")),
-            (HELM, &[], &[(RELEASE_NS, "shop")], Err("annotation meta.helm.sh/release-namespace is set without meta.helm.sh/release-name; both are set and removed together")),
-            (HELM, &[], &[(RELEASE, "web"), (RELEASE_NS, "")], Err("the owner is empty; name an owner or remove it")),
-            (HELM, &[(RELEASE, "web"), (RELEASE_NS, "shop")], &[], Err("the owner is empty; name an owner or remove it")),
+            (HELM, &[], &[(RELEASE, "web")], half("annotation meta.helm.sh/release-name", "meta.helm.sh/release-namespace")),
+            (HELM, &[], &[(RELEASE_NS, "shop")], half("annotation meta.helm.sh/release-namespace", "meta.helm.sh/release-name")),
+            (HELM, &[], &[(RELEASE, "web"), (RELEASE_NS, "")], empty()),
+            (HELM, &[(RELEASE, "web"), (RELEASE_NS, "shop")], &[], empty()),
             // Argo CD tracking ids: only one that names the object itself is an owner
             (ARGO, &[], &[(TRACKING, "guestbook:apps/Deployment:shop/web")], opaque("guestbook")),
             (ARGO, &[], &[(TRACKING, "shop_guestbook:apps/Deployment:shop/web")], opaque("shop_guestbook")),
-            (ARGO, &[], &[(TRACKING, "guestbook:apps/Deployment:shop/web-7d9f")], Err("the owner is empty; name an owner or remove it")),
-            (ARGO, &[], &[(TRACKING, "guestbook:/Pod:shop/web")], Err("the owner is empty; name an owner or remove it")),
-            (ARGO, &[], &[(TRACKING, ":apps/Deployment:shop/web")], Err("the owner is empty; name an owner or remove it")),
-            (ARGO, &[], &[(TRACKING, "guestbook")], Err("the value is not in the form <application>:<group>/<kind>:<namespace>/<name>")),
-            (ARGO, &[], &[(TRACKING, "a:b:apps/Deployment:shop/web")], Err("the value is not in the form <application>:<group>/<kind>:<namespace>/<name>")),
+            (ARGO, &[], &[(TRACKING, "guestbook:apps/Deployment:shop/web-7d9f")], empty()),
+            (ARGO, &[], &[(TRACKING, "guestbook:/Pod:shop/web")], empty()),
+            (ARGO, &[], &[(TRACKING, ":apps/Deployment:shop/web")], empty()),
+            (ARGO, &[], &[(TRACKING, "guestbook")], malformed()),
+            (ARGO, &[], &[(TRACKING, "a:b:apps/Deployment:shop/web")], malformed()),
         ];
         for (mark_json, labels, annotations, expected) in rows {
             let (labels, annotations) = (map(labels), map(annotations));
@@ -499,17 +501,12 @@ mod tests {
                 object: Some(WEB),
             };
             let claim = Claim::read(&mark(mark_json), &marks);
-            let got = claim
-                .owner(&mark(mark_json))
-                .map_err(|error| error.to_string());
-            let expected = expected.map_err(str::to_owned);
-            // A claim that names nothing is none: the rows above say it as "empty".
-            let got = if claim.is_none() {
-                Err(InvalidOwner::Empty.to_string())
-            } else {
-                got
+            // A claim that names nothing is none: the rows above say it as empty.
+            let got = match claim.is_none() {
+                true => Err(InvalidOwner::Empty),
+                false => claim.owner(&mark(mark_json)),
             };
-            assert_eq!(got, expected, "{labels:?} {annotations:?}");
+            assert_eq!(&got, expected, "{labels:?} {annotations:?}");
         }
     }
 

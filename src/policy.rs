@@ -25,24 +25,76 @@ pub const EXEMPTION_ANNOTATION: &str = "single-owner-policy-exemption";
 
 /// Evaluates a `validate` payload: `{"request": AdmissionRequest, "settings": Settings}`.
 pub fn validate(payload: &[u8]) -> ValidationResponse {
-    let parsed = match ValidatePayload::from_json(payload) {
-        Ok(parsed) => parsed,
-        Err(error) => return unreadable(&error),
-    };
-    match decision::evaluate(&parsed.request, &parsed.settings) {
-        Decision::Allow => accept(),
-        Decision::Mutate(change) => match mutation::mutated_object(payload, &change) {
-            Ok(object) => ValidationResponse {
+    match Payload::parse(payload) {
+        Ok(parsed) => parsed.verdict().response(),
+        Err(error) => unreadable(&error),
+    }
+}
+
+/// A `validate` payload, read.
+pub struct Payload<'a> {
+    raw: &'a [u8],
+    parsed: ValidatePayload<'a>,
+}
+
+/// What the policy answers a `validate` payload, before it becomes Kubewarden's response.
+#[derive(Debug, PartialEq)]
+pub enum Verdict<'a> {
+    /// Admitted as it is.
+    Allow,
+    /// Admitted as this object (stamped, or with a consumed offer removed).
+    Mutate(serde_json::Value),
+    /// Denied: every rule that failed.
+    Deny(Vec<Violation<'a>>),
+    /// Admitted, though these rules failed, because the requester is exempt (`who`).
+    Exempt {
+        /// Who is exempt, as warnings name them.
+        who: String,
+        /// The rules the request bypasses.
+        violations: Vec<Violation<'a>>,
+    },
+    /// The request cannot be read; why.
+    Unreadable(String),
+}
+
+impl<'a> Payload<'a> {
+    /// Reads a payload; an error names the path of the offending field.
+    pub fn parse(raw: &'a [u8]) -> Result<Payload<'a>, String> {
+        let parsed = ValidatePayload::from_json(raw)?;
+        Ok(Payload { raw, parsed })
+    }
+
+    /// What the rules, then the exemptions, make of the request.
+    pub fn verdict(&'a self) -> Verdict<'a> {
+        let ValidatePayload { request, settings } = &self.parsed;
+        match decision::evaluate(request, settings) {
+            Decision::Allow => Verdict::Allow,
+            Decision::Mutate(change) => match mutation::mutated_object(self.raw, &change) {
+                Ok(object) => Verdict::Mutate(object),
+                Err(error) => Verdict::Unreadable(error),
+            },
+            Decision::Deny(violations) => match exemption(request, settings) {
+                Some(who) => Verdict::Exempt { who, violations },
+                None => Verdict::Deny(violations),
+            },
+            Decision::Unreadable(why) => Verdict::Unreadable(why),
+        }
+    }
+}
+
+impl Verdict<'_> {
+    /// The response policy-server expects.
+    pub fn response(self) -> ValidationResponse {
+        match self {
+            Verdict::Allow => accept(),
+            Verdict::Mutate(object) => ValidationResponse {
                 mutated_object: Some(object),
                 ..accept()
             },
-            Err(error) => unreadable(&error),
-        },
-        Decision::Deny(violations) => match exemption(&parsed.request, &parsed.settings) {
-            Some(exempt) => accept_exempt(&exempt, &violations),
-            None => reject(violation::lines(&violations), DENIED),
-        },
-        Decision::Unreadable(why) => unreadable(&why),
+            Verdict::Deny(violations) => reject(violation::lines(&violations), DENIED),
+            Verdict::Exempt { who, violations } => accept_exempt(&who, &violations),
+            Verdict::Unreadable(why) => unreadable(&why),
+        }
     }
 }
 

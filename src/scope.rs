@@ -8,9 +8,7 @@
 //! A `<namespace>/<name>` owner (a Helm release, a Flux Kustomization) installs cluster-scoped
 //! objects and objects in other namespaces than its own, so no scope rule applies to it.
 
-use std::fmt;
-
-use crate::owner::Owner;
+use crate::owner::{Claim, InvalidOwner, Owner, OwnerMark};
 use crate::request::ObjectScope;
 
 /// Why an owner may not own an object where it lives.
@@ -24,6 +22,26 @@ pub enum ScopeViolation<'a> {
         owner_namespace: &'a str,
         object_namespace: &'a str,
     },
+}
+
+/// Why a claim names no owner that could own an object: its value, or its scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unfit<'a> {
+    /// The mark names no valid owner.
+    Value(InvalidOwner),
+    /// The owner may not own an object where it lives.
+    Scope(ScopeViolation<'a>),
+}
+
+/// The owner a claim names, if it is a valid owner that may own an object in `scope`.
+pub fn fit<'a>(
+    mark: &OwnerMark,
+    claim: Claim<'a>,
+    scope: ObjectScope<'a>,
+) -> Result<Owner<'a>, Unfit<'a>> {
+    let owner = claim.owner(mark).map_err(Unfit::Value)?;
+    check(&owner, scope).map_err(Unfit::Scope)?;
+    Ok(owner)
 }
 
 /// Checks that `owner` may own an object in `scope`.
@@ -52,28 +70,6 @@ pub fn check<'a>(owner: &Owner<'a>, scope: ObjectScope<'a>) -> Result<(), ScopeV
     }
 }
 
-impl fmt::Display for ScopeViolation<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ScopeViolation::ClusterScopedObject { owner_kind } => write!(
-                f,
-                "a cluster-scoped object can only be owned by a cluster-level kind, \
-                 and {owner_kind} is confined to its namespace; use a cluster-level owner"
-            ),
-            ScopeViolation::OtherNamespace {
-                owner_kind,
-                owner_namespace,
-                object_namespace,
-            } => write!(
-                f,
-                "{owner_kind} owners only own objects in their own namespace \
-                 ({owner_namespace}), not in {object_namespace}; use an owner from \
-                 {object_namespace} or a cluster-level owner"
-            ),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,14 +92,22 @@ mod tests {
         };
         let in_a = ObjectScope::Namespace("team-a");
         let in_b = ObjectScope::Namespace("team-b");
+        let cluster_object = Err(ScopeViolation::ClusterScopedObject {
+            owner_kind: "Extension",
+        });
+        let other_namespace = Err(ScopeViolation::OtherNamespace {
+            owner_kind: "Extension",
+            owner_namespace: "team-a",
+            object_namespace: "team-b",
+        });
         #[rustfmt::skip]
-        let rows: [(Owner, ObjectScope, Result<(), &str>); 12] = [
+        let rows: [(Owner, ObjectScope, Result<(), ScopeViolation>); 12] = [
             (cluster, ObjectScope::Cluster, Ok(())),
             (cluster, in_a, Ok(())),
             (cluster, in_b, Ok(())),
-            (team_a, ObjectScope::Cluster, Err("a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner")),
+            (team_a, ObjectScope::Cluster, cluster_object),
             (team_a, in_a, Ok(())),
-            (team_a, in_b, Err("Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner")),
+            (team_a, in_b, other_namespace),
             (opaque, ObjectScope::Cluster, Ok(())),
             (opaque, in_a, Ok(())),
             (opaque, in_b, Ok(())),
@@ -112,12 +116,7 @@ mod tests {
             (release, in_b, Ok(())),
         ];
         for (owner, scope, expected) in rows {
-            let got = check(&owner, scope).map_err(|violation| violation.to_string());
-            assert_eq!(
-                got,
-                expected.map_err(str::to_owned),
-                "{owner:?} in {scope:?}"
-            );
+            assert_eq!(check(&owner, scope), expected, "{owner:?} in {scope:?}");
         }
     }
 }

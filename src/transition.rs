@@ -1,27 +1,32 @@
 //! Transition rules: how an object's owner, under one mark, may change from the stored object
-//! to the new one.
+//! to the new one, given what the stored object's offer does for that mark ([`Handoff`]).
 //!
-//! | old  | new  | verdict                                                         |
-//! |------|------|-----------------------------------------------------------------|
-//! | none | none | allow                                                           |
-//! | A    | A    | keep: allow, without re-judging A (ratcheting)                  |
-//! | none | A    | set (adoption): unless `adoption: Deny`; A must be valid        |
-//! | A    | none | remove (orphaning): unless `orphaning: Deny`                    |
-//! | A    | B    | accept, if the old object carries an offer of it to B (handoff) |
-//! | A    | B    | deny otherwise: an object has one owner                         |
+//! | old  | new  | offer                                   | verdict                                   |
+//! |------|------|-----------------------------------------|-------------------------------------------|
+//! | none | none |                                         | allow                                     |
+//! | A    | A    |                                         | keep: allow, without re-judging A         |
+//! | none | A    | another mark's owner gives it to A now  | accept                                    |
+//! | none | A    |                                         | set (adoption), unless `adoption: Deny`   |
+//! | A    | none | A gives it to another mark's owner now  | allow: the receiving mark is judged       |
+//! | A    | none |                                         | remove (orphaning), unless `orphaning: Deny` |
+//! | A    | B    | A offered it to B                       | accept (handoff)                          |
+//! | A    | B    |                                         | deny: an object has one owner             |
 //!
-//! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says.
-//! With identities, setting and removing an owner, and under `writes: Owner` keeping one, also
-//! require the requester to act for that owner (see [`crate::decision`]).
+//! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says. What an
+//! accepted or set owner must also be — valid, in scope, the only owner across marks, set by a
+//! requester acting for it — and what keeping or removing one asks of the requester are the
+//! other rules' (see [`crate::decision`]).
 
+use crate::facts::{Entry, Facts};
+use crate::handoff::{self, Handoff};
 use crate::owner::Claim;
 use crate::settings::Permission;
-use crate::violation::Rule;
+use crate::violation::Reason;
 
 /// What a transition asks of the rest of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judgement {
-    /// No owner before or after: nothing to check.
+    /// No owner before or after, or one handed to another mark: nothing to check.
     Allow,
     /// The owner stays as it is.
     Keep,
@@ -31,8 +36,6 @@ pub enum Judgement {
     Remove,
     /// The owner changes to the one the current owner offered the object to.
     Accept,
-    /// The transition itself is denied.
-    Deny(Denial),
 }
 
 /// Why a transition is denied.
@@ -55,61 +58,58 @@ pub struct Permissions {
     pub orphaning: Permission,
 }
 
-/// Judges the move from `old` (`None` on CREATE) to `new` for one owner mark; `offered` is the
-/// owner the old object is offered to, if any.
+/// The transition table: the move from `old` (`None` on CREATE) to `new` for one owner mark,
+/// given what the stored object's offer does for it.
 pub fn judge(
     old: Option<Claim<'_>>,
     new: Claim<'_>,
-    offered: Option<&str>,
+    handoff: Handoff<'_>,
     permissions: Permissions,
-) -> Judgement {
+) -> Result<Judgement, Denial> {
     let Some(old) = old else {
-        return if new.is_none() {
-            Judgement::Allow
-        } else {
-            Judgement::Set
-        };
+        return Ok(match new.is_none() {
+            true => Judgement::Allow,
+            false => Judgement::Set,
+        });
     };
     match (old.is_none(), new.is_none()) {
-        (true, true) => Judgement::Allow,
-        _ if old == new => Judgement::Keep,
-        (true, false) if permissions.adoption == Permission::Deny => {
-            Judgement::Deny(Denial::Adoption)
-        }
-        (true, false) => Judgement::Set,
-        (false, true) if permissions.orphaning == Permission::Deny => {
-            Judgement::Deny(Denial::Orphaning)
-        }
-        (false, true) => Judgement::Remove,
-        (false, false) if offered == Some(new.id().as_str()) => Judgement::Accept,
-        (false, false) => Judgement::Deny(Denial::OwnerChange),
+        (true, true) => Ok(Judgement::Allow),
+        _ if old == new => Ok(Judgement::Keep),
+        (true, false) if handoff == Handoff::Received => Ok(Judgement::Accept),
+        (true, false) if permissions.adoption == Permission::Deny => Err(Denial::Adoption),
+        (true, false) => Ok(Judgement::Set),
+        (false, true) if handoff == Handoff::Given => Ok(Judgement::Allow),
+        (false, true) if permissions.orphaning == Permission::Deny => Err(Denial::Orphaning),
+        (false, true) => Ok(Judgement::Remove),
+        (false, false) if handoff == Handoff::To(&new.id()) => Ok(Judgement::Accept),
+        (false, false) => Err(Denial::OwnerChange),
     }
 }
 
-impl Denial {
-    /// The rule that denies.
-    pub fn rule(self) -> Rule {
-        match self {
-            Denial::OwnerChange => Rule::OwnerChange,
-            Denial::Adoption => Rule::Adoption,
-            Denial::Orphaning => Rule::Orphaning,
-        }
-    }
+/// The transition rule for a mark of a CREATE or UPDATE: the table applied to it, with the
+/// part the stored object's offer plays.
+pub fn rule<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Result<Judgement, Denial> {
+    let settings = facts.settings;
+    let permissions = Permissions {
+        adoption: settings.adoption,
+        orphaning: settings.orphaning,
+    };
+    let new = entry.new.unwrap_or_default();
+    judge(entry.old, new, handoff::handoff(facts, entry), permissions)
+}
 
-    /// Why the rule denies, and, but for an owner change (see [`crate::handoff`]), what to do
-    /// instead.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Denial::OwnerChange => "an object has one owner",
-            Denial::Adoption => {
-                "adoption is set to Deny; create objects with their owner mark instead of \
-                 marking existing ones"
-            }
-            Denial::Orphaning => {
-                "orphaning is set to Deny; the owner mark stays until the object is deleted, or \
-                 its owner hands it over with an offer"
-            }
-        }
+/// Why the transition rule denies `entry`'s move, and what to do instead.
+pub fn reason<'a>(facts: &Facts<'a>, entry: &Entry<'a>, denial: Denial) -> Reason<'a> {
+    match denial {
+        Denial::OwnerChange => Reason::OwnerChange {
+            annotation: &facts.settings.offer_annotation,
+            mark: &entry.mark.key,
+            from: entry.old.unwrap_or_default(),
+            to: entry.new.unwrap_or_default(),
+            pending: facts.old_offer,
+        },
+        Denial::Adoption => Reason::Adoption,
+        Denial::Orphaning => Reason::Orphaning,
     }
 }
 
@@ -117,6 +117,9 @@ impl Denial {
 mod tests {
     use super::*;
     use crate::owner::Shape;
+
+    /// What the table says.
+    type Verdict = Result<Judgement, Denial>;
 
     /// `adoption` or `orphaning` allowed.
     const ALLOWED: Permission = Permission::Allow;
@@ -149,25 +152,25 @@ mod tests {
     #[test]
     fn transition_table() {
         use Denial::*;
-        use Judgement::{Allow, Deny, Keep, Remove, Set};
+        use Judgement::{Allow, Keep, Remove, Set};
         #[rustfmt::skip]
-        let rows: &[(Option<Claim>, Claim, Permission, Permission, Judgement)] = &[
+        let rows: &[(Option<Claim>, Claim, Permission, Permission, Verdict)] = &[
             // old           new     adoption  orphaning verdict (no offer)
-            (Some(NONE),      NONE,   ALLOWED, ALLOWED, Allow),
-            (Some(NONE),      NONE,   DENIED,  DENIED,  Allow),
-            (Some(A),         A,      DENIED,  DENIED,  Keep),
-            (Some(PAIR_A),    PAIR_A, DENIED,  DENIED,  Keep),
-            (Some(NONE),      A,      ALLOWED, ALLOWED, Set),
-            (Some(NONE),      A,      DENIED,  ALLOWED, Deny(Adoption)),
-            (Some(A),         NONE,   ALLOWED, ALLOWED, Remove),
-            (Some(A),         NONE,   ALLOWED, DENIED,  Deny(Orphaning)),
-            (Some(A),         B,      ALLOWED, ALLOWED, Deny(OwnerChange)),
-            (Some(PAIR_A),    PAIR_A_AS_EXTENSION, ALLOWED, ALLOWED, Deny(OwnerChange)),
-            (Some(HALF_A),    PAIR_A, ALLOWED, ALLOWED, Deny(OwnerChange)),
-            (Some(PAIR_A),    HALF_A, ALLOWED, ALLOWED, Deny(OwnerChange)),
+            (Some(NONE),      NONE,   ALLOWED, ALLOWED, Ok(Allow)),
+            (Some(NONE),      NONE,   DENIED,  DENIED,  Ok(Allow)),
+            (Some(A),         A,      DENIED,  DENIED,  Ok(Keep)),
+            (Some(PAIR_A),    PAIR_A, DENIED,  DENIED,  Ok(Keep)),
+            (Some(NONE),      A,      ALLOWED, ALLOWED, Ok(Set)),
+            (Some(NONE),      A,      DENIED,  ALLOWED, Err(Adoption)),
+            (Some(A),         NONE,   ALLOWED, ALLOWED, Ok(Remove)),
+            (Some(A),         NONE,   ALLOWED, DENIED,  Err(Orphaning)),
+            (Some(A),         B,      ALLOWED, ALLOWED, Err(OwnerChange)),
+            (Some(PAIR_A),    PAIR_A_AS_EXTENSION, ALLOWED, ALLOWED, Err(OwnerChange)),
+            (Some(HALF_A),    PAIR_A, ALLOWED, ALLOWED, Err(OwnerChange)),
+            (Some(PAIR_A),    HALF_A, ALLOWED, ALLOWED, Err(OwnerChange)),
             // CREATE: no old object; adoption does not apply
-            (None,            NONE,   DENIED,  DENIED,  Allow),
-            (None,            A,      DENIED,  DENIED,  Set),
+            (None,            NONE,   DENIED,  DENIED,  Ok(Allow)),
+            (None,            A,      DENIED,  DENIED,  Ok(Set)),
         ];
         for &(old, new, adoption, orphaning, expected) in rows {
             let permissions = Permissions {
@@ -175,7 +178,7 @@ mod tests {
                 orphaning,
             };
             assert_eq!(
-                judge(old, new, None, permissions),
+                judge(old, new, Handoff::None, permissions),
                 expected,
                 "{old:?} -> {new:?}, {permissions:?}"
             );
@@ -184,23 +187,35 @@ mod tests {
 
     #[test]
     fn an_offer_lets_exactly_the_offered_owner_take_over() {
-        use Judgement::{Accept, Deny, Keep, Remove};
+        use Judgement::{Accept, Allow, Keep, Remove};
         let permissions = Permissions::default();
+        let denied = Permissions {
+            adoption: DENIED,
+            orphaning: DENIED,
+        };
+        let to = Handoff::To;
         #[rustfmt::skip]
-        let rows: &[(Claim, Claim, Option<&str>, Judgement)] = &[
-            (A,      B,      Some("ClusterExtension.b"), Accept),
-            (PAIR_A, PAIR_A_AS_EXTENSION, Some("Extension.a"), Accept),
-            (A,      B,      Some("ClusterExtension.c"), Deny(Denial::OwnerChange)),
-            (A,      B,      None,                       Deny(Denial::OwnerChange)),
-            (PAIR_A, PAIR_A_AS_EXTENSION, Some("a"),     Deny(Denial::OwnerChange)),
-            (A,      A,      Some("ClusterExtension.b"), Keep),
-            (A,      NONE,   Some("ClusterExtension.b"), Remove),
+        let rows: &[(Claim, Claim, Handoff, Permissions, Verdict)] = &[
+            (A,      B,      to("ClusterExtension.b"), permissions, Ok(Accept)),
+            (PAIR_A, PAIR_A_AS_EXTENSION, to("Extension.a"), permissions, Ok(Accept)),
+            (A,      B,      to("ClusterExtension.c"), permissions, Err(Denial::OwnerChange)),
+            (A,      B,      Handoff::None,            permissions, Err(Denial::OwnerChange)),
+            (PAIR_A, PAIR_A_AS_EXTENSION, to("a"),     permissions, Err(Denial::OwnerChange)),
+            (A,      A,      to("ClusterExtension.b"), permissions, Ok(Keep)),
+            (A,      NONE,   to("ClusterExtension.b"), permissions, Ok(Remove)),
+            // across marks: the giver's mark goes, the receiver's comes, whatever the settings
+            (A,      NONE,   Handoff::Given,           denied,      Ok(Allow)),
+            (NONE,   A,      Handoff::Received,        denied,      Ok(Accept)),
+            (NONE,   A,      Handoff::Received,        permissions, Ok(Accept)),
+            // a handoff across marks does not touch a mark that has an owner
+            (A,      B,      Handoff::Received,        permissions, Err(Denial::OwnerChange)),
+            (NONE,   A,      Handoff::Given,           denied,      Err(Denial::Adoption)),
         ];
-        for &(old, new, offered, expected) in rows {
+        for &(old, new, handoff, permissions, expected) in rows {
             assert_eq!(
-                judge(Some(old), new, offered, permissions),
+                judge(Some(old), new, handoff, permissions),
                 expected,
-                "{old:?} -> {new:?} offered {offered:?}"
+                "{old:?} -> {new:?} with {handoff:?}, {permissions:?}"
             );
         }
     }

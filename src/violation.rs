@@ -20,8 +20,11 @@
 
 use std::fmt;
 
-use crate::owner::{Claim, MarkName};
+use crate::identity::Acting;
+use crate::offer::{OFFER_FORM, offer_text};
+use crate::owner::{Claim, InvalidOwner, MarkName, OwnerMark};
 use crate::request::{AdmissionRequest, Object, Operation};
+use crate::scope::{ScopeViolation, Unfit};
 
 /// Every rule the policy applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +52,20 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule, in the order messages and docs list them.
+    pub const ALL: [Rule; 10] = [
+        Rule::OwnerChange,
+        Rule::Adoption,
+        Rule::Orphaning,
+        Rule::OwnerValue,
+        Rule::OneOwner,
+        Rule::ClusterScope,
+        Rule::NamespaceScope,
+        Rule::Identity,
+        Rule::OwnerWrites,
+        Rule::Offer,
+    ];
+
     /// The rule's name, as messages give it.
     pub fn name(self) -> &'static str {
         match self {
@@ -63,6 +80,363 @@ impl Rule {
             Rule::OwnerWrites => "owner writes",
             Rule::Offer => "offer",
         }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a rule denies: a variant per denial, with what its message says. [`Reason::rule`] is the
+/// rule that denies; the one `Display` writes every message of the policy, and what to do
+/// instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason<'a> {
+    /// An owner would change into another without the owner's offer (`owner change`).
+    OwnerChange {
+        /// The offer annotation.
+        annotation: &'a str,
+        /// The key of the mark that moves.
+        mark: &'a str,
+        /// The owner before.
+        from: Claim<'a>,
+        /// The owner after.
+        to: Claim<'a>,
+        /// The offer the stored object carries, which hands it elsewhere.
+        pending: Option<&'a str>,
+    },
+    /// An owner would be set on an unowned object while `adoption: Deny`.
+    Adoption,
+    /// An owner would be removed while `orphaning: Deny`.
+    Orphaning,
+    /// The mark names no valid owner (`owner value`).
+    OwnerValue(InvalidOwner),
+    /// The owner may not own an object where it lives (`cluster scope`, `namespace scope`).
+    Scope(ScopeViolation<'a>),
+    /// Another mark names another owner (`one owner`).
+    SecondOwner {
+        /// The offer annotation.
+        annotation: &'a str,
+        /// The mark the object is owned under.
+        under: &'a OwnerMark,
+        /// Its owner.
+        owner: Claim<'a>,
+        /// The mark that would set a second owner.
+        mark: &'a OwnerMark,
+        /// The owner it would set.
+        second: Claim<'a>,
+    },
+    /// The requester does not act for the owner, as the act needs (`identity`, `owner
+    /// writes`, `offer`).
+    NotActing(NotActing<'a>),
+    /// The offer's mark moved and the offer is left on the object (`offer`).
+    OfferNotConsumed {
+        /// The offer annotation.
+        annotation: &'a str,
+    },
+    /// An offer made in the request that moves its mark (`offer`).
+    OfferWithMove {
+        /// The offer annotation.
+        annotation: &'a str,
+        /// Whether the request is the CREATE that sets the owner.
+        creating: bool,
+    },
+    /// The offer does not parse (`offer`).
+    OfferMalformed {
+        /// The annotation's value.
+        text: &'a str,
+    },
+    /// The offer names a key no owner mark has (`offer`).
+    OfferNamesNoMark {
+        /// The key the offer names.
+        key: &'a str,
+        /// The owner marks of the settings.
+        marks: &'a [OwnerMark],
+    },
+    /// The offer's mark names no owner to hand over (`offer`).
+    OfferOfNothing {
+        /// The offer's mark.
+        mark: &'a OwnerMark,
+    },
+    /// The offer is made by another owner than the object's (`offer`).
+    OfferByAnother {
+        /// The owner the offer names as its maker.
+        from: &'a str,
+        /// The object's owner.
+        owner: Claim<'a>,
+    },
+    /// The offer names the current owner as the receiver (`offer`).
+    OfferToItself {
+        /// The receiver.
+        to: &'a str,
+    },
+    /// The offer's receiver could not own the object (`offer`).
+    OfferToUnfit {
+        /// The receiver.
+        to: &'a str,
+        /// Why it could not.
+        why: Unfit<'a>,
+    },
+}
+
+/// A requester that does not act for an owner as an act needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotActing<'a> {
+    /// The act.
+    pub act: Act,
+    /// The requester's user name.
+    pub user: &'a str,
+    /// The owner acted on.
+    pub owner: Claim<'a>,
+    /// What the requester may do, per its identities.
+    pub standing: Standing,
+}
+
+/// What a requester may do for an owner it does not act for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Only write what the owner owns (`access: Write`).
+    WritesOnly,
+    /// Nothing: it acts for these owners, and others.
+    ActsFor(Acting),
+}
+
+/// What a requester does to an owner, as the identity rules judge it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    /// Sets the owner's mark (`identity`).
+    Set,
+    /// Removes it (`identity`).
+    Remove,
+    /// Updates or deletes what the owner owns, under `writes: Owner` (`owner writes`).
+    Write,
+    /// Makes an offer of the owner's object (`offer`).
+    Offer,
+    /// Withdraws or changes the owner's offer (`offer`).
+    Withdraw,
+}
+
+impl Reason<'_> {
+    /// The rule that denies.
+    pub fn rule(&self) -> Rule {
+        match self {
+            Reason::OwnerChange { .. } => Rule::OwnerChange,
+            Reason::Adoption => Rule::Adoption,
+            Reason::Orphaning => Rule::Orphaning,
+            Reason::OwnerValue(_) => Rule::OwnerValue,
+            Reason::Scope(ScopeViolation::ClusterScopedObject { .. }) => Rule::ClusterScope,
+            Reason::Scope(ScopeViolation::OtherNamespace { .. }) => Rule::NamespaceScope,
+            Reason::SecondOwner { .. } => Rule::OneOwner,
+            Reason::NotActing(NotActing { act, .. }) => match act {
+                Act::Set | Act::Remove => Rule::Identity,
+                Act::Write => Rule::OwnerWrites,
+                Act::Offer | Act::Withdraw => Rule::Offer,
+            },
+            Reason::OfferNotConsumed { .. }
+            | Reason::OfferWithMove { .. }
+            | Reason::OfferMalformed { .. }
+            | Reason::OfferNamesNoMark { .. }
+            | Reason::OfferOfNothing { .. }
+            | Reason::OfferByAnother { .. }
+            | Reason::OfferToItself { .. }
+            | Reason::OfferToUnfit { .. } => Rule::Offer,
+        }
+    }
+}
+
+impl<'a> From<Unfit<'a>> for Reason<'a> {
+    fn from(unfit: Unfit<'a>) -> Reason<'a> {
+        match unfit {
+            Unfit::Value(invalid) => Reason::OwnerValue(invalid),
+            Unfit::Scope(outside) => Reason::Scope(outside),
+        }
+    }
+}
+
+impl fmt::Display for Reason<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::OwnerChange {
+                annotation,
+                mark,
+                from,
+                to,
+                pending: None,
+            } => write!(
+                f,
+                "an object has one owner; to hand it over, its owner offers it by setting the \
+                 annotation {annotation}=\"{}\", then the new owner moves the mark and removes \
+                 the annotation",
+                offer_text(mark, &from.id(), mark, &to.id())
+            ),
+            Reason::OwnerChange {
+                annotation,
+                to,
+                pending: Some(pending),
+                ..
+            } => write!(
+                f,
+                "an object has one owner; the pending offer ({annotation}) is {pending:?}, which \
+                 does not hand it to {:?}",
+                to.id()
+            ),
+            Reason::Adoption => f.write_str(
+                "adoption is set to Deny; create objects with their owner mark instead of \
+                 marking existing ones",
+            ),
+            Reason::Orphaning => f.write_str(
+                "orphaning is set to Deny; the owner mark stays until the object is deleted, or \
+                 its owner hands it over with an offer",
+            ),
+            Reason::OwnerValue(invalid) => invalid_owner(f, invalid),
+            Reason::Scope(outside) => scope(f, outside),
+            Reason::SecondOwner {
+                annotation,
+                under,
+                owner,
+                mark,
+                second,
+            } => write!(
+                f,
+                "the object is owned by {owner} under {}, and an object has one owner across \
+                 tools; its owner hands it over with an offer ({annotation}=\"{}\")",
+                under.name(),
+                offer_text(&under.key, &owner.id(), &mark.key, &second.id())
+            ),
+            Reason::NotActing(not_acting) => not_acting.fmt(f),
+            Reason::OfferNotConsumed { annotation } => write!(
+                f,
+                "an update that changes or removes the owner consumes the offer; remove the \
+                 annotation {annotation} in the same update"
+            ),
+            Reason::OfferWithMove {
+                annotation,
+                creating: true,
+            } => write!(
+                f,
+                "an offer ({annotation}) is made in the CREATE that sets the owner; create the \
+                 object, then offer it in an update of its own"
+            ),
+            Reason::OfferWithMove {
+                annotation,
+                creating: false,
+            } => write!(
+                f,
+                "an offer ({annotation}) is made in the update that changes the owner; change \
+                 the owner and make an offer in separate updates"
+            ),
+            Reason::OfferMalformed { text } => {
+                write!(f, "the offer {text:?} is not in the form {OFFER_FORM}")
+            }
+            Reason::OfferNamesNoMark { key, marks } => {
+                write!(
+                    f,
+                    "the offer names {key:?}, which is no owner mark; the marks are "
+                )?;
+                for (index, mark) in marks.iter().enumerate() {
+                    let separator = if index == 0 { "" } else { ", " };
+                    write!(f, "{separator}{}", mark.key)?;
+                }
+                Ok(())
+            }
+            Reason::OfferOfNothing { mark } => write!(
+                f,
+                "the object has no owner under {} to hand over",
+                mark.name()
+            ),
+            Reason::OfferByAnother { from, owner } => write!(
+                f,
+                "the offer is made by {from:?}, but the object is owned by {owner}; only the \
+                 owner offers it"
+            ),
+            Reason::OfferToItself { to } => write!(
+                f,
+                "the offer names the current owner {to:?}; name the receiving owner"
+            ),
+            Reason::OfferToUnfit { to, why } => {
+                write!(f, "the offer names {to:?}, which cannot own the object: ")?;
+                match why {
+                    Unfit::Value(invalid) => invalid_owner(f, invalid),
+                    Unfit::Scope(outside) => scope(f, outside),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for NotActing<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let NotActing {
+            act,
+            user,
+            owner,
+            standing,
+        } = self;
+        let user = match *user {
+            "" => "\"\"",
+            user => user,
+        };
+        match standing {
+            Standing::WritesOnly => {
+                write!(f, "user {user} only writes for {owner} (access: Write)")?
+            }
+            Standing::ActsFor(acting) => {
+                write!(f, "user {user} acts for {acting}, not for {owner}")?
+            }
+        }
+        let act = match act {
+            Act::Set => "set",
+            Act::Remove => "remove",
+            Act::Write => "update or delete",
+            Act::Offer => "offer it or withdraw an offer of",
+            Act::Withdraw => "withdraw or change an offer of",
+        };
+        write!(f, "; only a requester acting for an owner may {act} it")?;
+        if self.act == Act::Write {
+            f.write_str(" (writes: Owner)")?;
+        }
+        Ok(())
+    }
+}
+
+fn invalid_owner(f: &mut fmt::Formatter<'_>, invalid: &InvalidOwner) -> fmt::Result {
+    match invalid {
+        InvalidOwner::Empty => f.write_str("the owner is empty; name an owner or remove it"),
+        InvalidOwner::UnknownKind { kind, expected } => {
+            write!(f, "{kind:?} is not a configured owner kind; use {expected}")
+        }
+        InvalidOwner::Incomplete { expected } => {
+            write!(f, "the owner is incomplete; use {expected}")
+        }
+        InvalidOwner::HalfPair { present, missing } => write!(
+            f,
+            "{present} is set without {missing}; both are set and removed together"
+        ),
+        InvalidOwner::Malformed { expected } => {
+            write!(f, "the value is not in the form {expected}")
+        }
+    }
+}
+
+fn scope(f: &mut fmt::Formatter<'_>, outside: &ScopeViolation<'_>) -> fmt::Result {
+    match outside {
+        ScopeViolation::ClusterScopedObject { owner_kind } => write!(
+            f,
+            "a cluster-scoped object can only be owned by a cluster-level kind, and \
+             {owner_kind} is confined to its namespace; use a cluster-level owner"
+        ),
+        ScopeViolation::OtherNamespace {
+            owner_kind,
+            owner_namespace,
+            object_namespace,
+        } => write!(
+            f,
+            "{owner_kind} owners only own objects in their own namespace ({owner_namespace}), \
+             not in {object_namespace}; use an owner from {object_namespace} or a cluster-level \
+             owner"
+        ),
     }
 }
 
@@ -88,8 +462,6 @@ impl<'a> Change<'a> {
 /// A rule that denies a request, with everything its message says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation<'a> {
-    /// The rule that failed.
-    pub rule: Rule,
     /// The label or annotation the rule guards.
     pub mark: MarkName<'a>,
     /// The template that carries the mark, when it is not the object's own.
@@ -99,7 +471,14 @@ pub struct Violation<'a> {
     /// The owners the request moves between.
     pub change: Change<'a>,
     /// Why the rule denies, and what to do instead.
-    pub reason: String,
+    pub reason: Reason<'a>,
+}
+
+impl Violation<'_> {
+    /// The rule that failed.
+    pub fn rule(&self) -> Rule {
+        self.reason.rule()
+    }
 }
 
 impl fmt::Display for Violation<'_> {
@@ -107,7 +486,6 @@ impl fmt::Display for Violation<'_> {
     /// so that violations split on lines.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Violation {
-            rule,
             mark,
             template,
             subject,
@@ -118,7 +496,7 @@ impl fmt::Display for Violation<'_> {
             None => mark.to_string(),
             Some(template) => format!("{mark} in {template}"),
         };
-        let rule = rule.name();
+        let rule = self.rule();
         let Subject {
             operation,
             object,
@@ -218,7 +596,9 @@ pub fn lines(violations: &[Violation<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::owner::Place;
+    use crate::identity::{Access, Identity};
+    use crate::owner::{Place, Shape};
+    use crate::request::{Text, UserInfo};
 
     fn claim(value: &str) -> Claim<'_> {
         Claim {
@@ -236,9 +616,12 @@ mod tests {
         }
     }
 
-    fn violation<'a>(rule: Rule, object: ObjectRef<'a>, change: Change<'a>) -> Violation<'a> {
+    fn violation<'a>(
+        object: ObjectRef<'a>,
+        change: Change<'a>,
+        reason: Reason<'a>,
+    ) -> Violation<'a> {
         Violation {
-            rule,
             mark: MarkName {
                 place: Place::Label,
                 key: "appID",
@@ -250,7 +633,145 @@ mod tests {
                 audit: false,
             },
             change,
-            reason: "why".to_owned(),
+            reason,
+        }
+    }
+
+    const ANNOTATION: &str = "single-owner-policy.io/offer";
+    const CAMEL: &str = "camel.apache.org/operator.id";
+
+    fn mark(json: &str) -> OwnerMark {
+        serde_json::from_str(json).unwrap()
+    }
+
+    /// What `user` acts for under one identity binding it to `owners`.
+    fn acting(owners: &[&str]) -> Acting {
+        let user = UserInfo {
+            username: Text::from("alice"),
+            groups: Vec::new(),
+        };
+        let identity = Identity {
+            owners: owners.iter().map(|&owner| owner.to_owned()).collect(),
+            users: vec!["alice".to_owned()],
+            groups: Vec::new(),
+            access: Access::Own,
+        };
+        Acting::of(&user, &[identity])
+    }
+
+    /// Every reason's message, once: the only place the policy's texts are asserted (e2e
+    /// shows a few through the host).
+    #[test]
+    fn every_reason_says_why_and_what_to_do() {
+        let camel = mark(r#"{"annotation": "camel.apache.org/operator.id"}"#);
+        let tracking = mark(
+            r#"{"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}"#,
+        );
+        let marks = [camel.clone(), tracking.clone()];
+        let (one, two) = (claim("operator-1"), claim("operator-2"));
+        let not_acting = |act, standing| {
+            Reason::NotActing(NotActing {
+                act,
+                user: "alice",
+                owner: one,
+                standing,
+            })
+        };
+        let none = || Standing::ActsFor(acting(&[]));
+        #[rustfmt::skip]
+        let rows: Vec<(Reason, &str)> = vec![
+            (Reason::OwnerChange { annotation: ANNOTATION, mark: CAMEL, from: one, to: two, pending: None },
+             r#"an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer="camel.apache.org/operator.id: operator-1 -> operator-2", then the new owner moves the mark and removes the annotation"#),
+            (Reason::OwnerChange { annotation: ANNOTATION, mark: CAMEL, from: one, to: two, pending: Some("camel.apache.org/operator.id: operator-1 -> operator-3") },
+             r#"an object has one owner; the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-1 -> operator-3", which does not hand it to "operator-2""#),
+            (Reason::Adoption,
+             "adoption is set to Deny; create objects with their owner mark instead of marking existing ones"),
+            (Reason::Orphaning,
+             "orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer"),
+            (Reason::OwnerValue(InvalidOwner::Empty),
+             "the owner is empty; name an owner or remove it"),
+            (Reason::OwnerValue(InvalidOwner::UnknownKind { kind: "Operator".to_owned(), expected: "ClusterExtension.<name>".to_owned() }),
+             r#""Operator" is not a configured owner kind; use ClusterExtension.<name>"#),
+            (Reason::OwnerValue(InvalidOwner::Incomplete { expected: "Extension.<namespace>.<name>".to_owned() }),
+             "the owner is incomplete; use Extension.<namespace>.<name>"),
+            (Reason::OwnerValue(InvalidOwner::HalfPair { present: "label a".to_owned(), missing: "b".to_owned() }),
+             "label a is set without b; both are set and removed together"),
+            (Reason::OwnerValue(InvalidOwner::Malformed { expected: "<application>:<group>/<kind>:<namespace>/<name>" }),
+             "the value is not in the form <application>:<group>/<kind>:<namespace>/<name>"),
+            (Reason::Scope(ScopeViolation::ClusterScopedObject { owner_kind: "Extension" }),
+             "a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"),
+            (Reason::Scope(ScopeViolation::OtherNamespace { owner_kind: "Extension", owner_namespace: "team-a", object_namespace: "team-b" }),
+             "Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner"),
+            (Reason::SecondOwner { annotation: ANNOTATION, under: &camel, owner: one, mark: &tracking, second: Claim { shape: Shape::Tracking, ..claim("guestbook") } },
+             r#"the object is owned by "operator-1" under annotation camel.apache.org/operator.id, and an object has one owner across tools; its owner hands it over with an offer (single-owner-policy.io/offer="camel.apache.org/operator.id: operator-1 -> argocd.argoproj.io/tracking-id: guestbook")"#),
+            (not_acting(Act::Set, Standing::ActsFor(acting(&["operator-2", "Extension.*"]))),
+             r#"user alice acts for "Extension.*", "operator-2", not for "operator-1"; only a requester acting for an owner may set it"#),
+            (not_acting(Act::Remove, none()),
+             r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may remove it"#),
+            (not_acting(Act::Set, Standing::WritesOnly),
+             r#"user alice only writes for "operator-1" (access: Write); only a requester acting for an owner may set it"#),
+            (not_acting(Act::Write, none()),
+             r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
+            (not_acting(Act::Offer, none()),
+             r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it"#),
+            (not_acting(Act::Withdraw, none()),
+             r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may withdraw or change an offer of it"#),
+            (Reason::NotActing(NotActing { act: Act::Set, user: "", owner: one, standing: none() }),
+             r#"user "" acts for none, not for "operator-1"; only a requester acting for an owner may set it"#),
+            (Reason::OfferNotConsumed { annotation: ANNOTATION },
+             "an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update"),
+            (Reason::OfferWithMove { annotation: ANNOTATION, creating: false },
+             "an offer (single-owner-policy.io/offer) is made in the update that changes the owner; change the owner and make an offer in separate updates"),
+            (Reason::OfferWithMove { annotation: ANNOTATION, creating: true },
+             "an offer (single-owner-policy.io/offer) is made in the CREATE that sets the owner; create the object, then offer it in an update of its own"),
+            (Reason::OfferMalformed { text: "operator-2" },
+             r#"the offer "operator-2" is not in the form <mark>: <from> -> <to>, or <mark>: <from> -> <other mark>: <to>"#),
+            (Reason::OfferNamesNoMark { key: "appID", marks: &marks },
+             r#"the offer names "appID", which is no owner mark; the marks are camel.apache.org/operator.id, argocd.argoproj.io/tracking-id"#),
+            (Reason::OfferOfNothing { mark: &camel },
+             "the object has no owner under annotation camel.apache.org/operator.id to hand over"),
+            (Reason::OfferByAnother { from: "operator-0", owner: one },
+             r#"the offer is made by "operator-0", but the object is owned by "operator-1"; only the owner offers it"#),
+            (Reason::OfferToItself { to: "operator-1" },
+             r#"the offer names the current owner "operator-1"; name the receiving owner"#),
+            (Reason::OfferToUnfit { to: "Extension.team-b.x", why: Unfit::Scope(ScopeViolation::OtherNamespace { owner_kind: "Extension", owner_namespace: "team-b", object_namespace: "team-a" }) },
+             r#"the offer names "Extension.team-b.x", which cannot own the object: Extension owners only own objects in their own namespace (team-b), not in team-a; use an owner from team-a or a cluster-level owner"#),
+            (Reason::OfferToUnfit { to: "", why: Unfit::Value(InvalidOwner::Empty) },
+             r#"the offer names "", which cannot own the object: the owner is empty; name an owner or remove it"#),
+        ];
+        for (reason, message) in rows {
+            assert_eq!(reason.to_string(), message, "{reason:?}");
+        }
+    }
+
+    #[test]
+    fn each_reason_belongs_to_its_rule() {
+        let one = claim("operator-1");
+        let not_acting = |act| {
+            Reason::NotActing(NotActing {
+                act,
+                user: "alice",
+                owner: one,
+                standing: Standing::WritesOnly,
+            })
+        };
+        #[rustfmt::skip]
+        let rows = [
+            (Reason::Adoption, Rule::Adoption),
+            (Reason::Orphaning, Rule::Orphaning),
+            (Reason::OwnerValue(InvalidOwner::Empty), Rule::OwnerValue),
+            (Reason::Scope(ScopeViolation::ClusterScopedObject { owner_kind: "Extension" }), Rule::ClusterScope),
+            (Reason::Scope(ScopeViolation::OtherNamespace { owner_kind: "E", owner_namespace: "a", object_namespace: "b" }), Rule::NamespaceScope),
+            (not_acting(Act::Set), Rule::Identity),
+            (not_acting(Act::Remove), Rule::Identity),
+            (not_acting(Act::Write), Rule::OwnerWrites),
+            (not_acting(Act::Offer), Rule::Offer),
+            (not_acting(Act::Withdraw), Rule::Offer),
+            (Reason::OfferToItself { to: "x" }, Rule::Offer),
+            (Reason::from(Unfit::Value(InvalidOwner::Empty)), Rule::OwnerValue),
+        ];
+        for (reason, rule) in rows {
+            assert_eq!(reason.rule(), rule, "{reason:?}");
         }
     }
 
@@ -261,18 +782,17 @@ mod tests {
             new: Claim::default(),
         };
         let cluster = object("CustomResourceDefinition", "", "");
+        let one_owner = Reason::OfferToItself { to: "a" };
         #[rustfmt::skip]
         let rows = [
-            (violation(Rule::Orphaning, cluster, moved),
-             r#"label appID: orphaning denied for CustomResourceDefinition x from "a" to none: why"#),
-            (violation(Rule::OwnerWrites, object("Job", "team-a", ""), Change::kept(claim("a"))),
-             r#"label appID: owner writes denied for UPDATE of Job team-a/x, owned by "a": why"#),
-            (violation(Rule::OwnerChange, object("Pod", "team-a", "status"), Change { old: claim("a"), new: claim("b") }),
-             r#"label appID: owner change denied for Pod team-a/x (subresource status) from "a" to "b": why"#),
-            (violation(Rule::Offer, ObjectRef { name: "", ..cluster }, Change::kept(Claim::default())),
-             "label appID: offer denied for UPDATE of CustomResourceDefinition (generated name), owned by none: why"),
-            (Violation { template: Some("spec.template"), ..violation(Rule::Identity, object("Deployment", "team-a", ""), Change { old: Claim::default(), new: claim("b") }) },
-             r#"label appID in spec.template: identity denied for Deployment team-a/x from none to "b": why"#),
+            (violation(cluster, moved, Reason::Orphaning),
+             r#"label appID: orphaning denied for CustomResourceDefinition x from "a" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer"#),
+            (violation(object("Pod", "team-a", "status"), Change { old: claim("a"), new: claim("b") }, Reason::Adoption),
+             r#"label appID: adoption denied for Pod team-a/x (subresource status) from "a" to "b": adoption is set to Deny; create objects with their owner mark instead of marking existing ones"#),
+            (violation(ObjectRef { name: "", ..cluster }, Change::kept(Claim::default()), one_owner.clone()),
+             r#"label appID: offer denied for UPDATE of CustomResourceDefinition (generated name), owned by none: the offer names the current owner "a"; name the receiving owner"#),
+            (Violation { template: Some("spec.template"), ..violation(object("Deployment", "team-a", ""), Change { old: Claim::default(), new: claim("b") }, Reason::Adoption) },
+             r#"label appID in spec.template: adoption denied for Deployment team-a/x from none to "b": adoption is set to Deny; create objects with their owner mark instead of marking existing ones"#),
         ];
         for (violation, message) in rows {
             assert_eq!(violation.to_string(), message);
@@ -282,90 +802,64 @@ mod tests {
     #[test]
     fn an_audit_replay_says_what_is_wrong_with_the_stored_object() {
         let owned = Change::kept(claim("Extension.team-a.argocd"));
-        let mut violation = violation(
-            Rule::ClusterScope,
-            object("CustomResourceDefinition", "", ""),
-            owned,
-        );
+        let reason = Reason::Scope(ScopeViolation::ClusterScopedObject {
+            owner_kind: "Extension",
+        });
+        let mut violation = violation(object("CustomResourceDefinition", "", ""), owned, reason);
         violation.subject.operation = Operation::Create;
         violation.subject.audit = true;
         assert_eq!(
             violation.to_string(),
-            r#"label appID: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": why"#
+            r#"label appID: cluster scope: CustomResourceDefinition x is owned by "Extension.team-a.argocd": a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner"#
         );
     }
 
+    /// The rules' names are the ones docs/rules.md lists, each once.
     #[test]
-    fn every_rule_has_its_name() {
-        use Rule::*;
-        let names: Vec<_> = [
-            OwnerChange,
-            Adoption,
-            Orphaning,
-            OwnerValue,
-            ClusterScope,
-            NamespaceScope,
-            Identity,
-            OwnerWrites,
-            Offer,
-        ]
-        .map(Rule::name)
-        .into();
-        assert_eq!(
-            names,
-            [
-                "owner change",
-                "adoption",
-                "orphaning",
-                "owner value",
-                "cluster scope",
-                "namespace scope",
-                "identity",
-                "owner writes",
-                "offer"
-            ]
-        );
+    fn every_rule_has_the_name_the_docs_give_it() {
+        let docs = include_str!("../docs/rules.md");
+        for rule in Rule::ALL {
+            let name = format!("`{}`", rule.name());
+            assert!(docs.contains(&name), "docs/rules.md does not name {name}");
+        }
+        let mut names: Vec<_> = Rule::ALL.map(Rule::name).into();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Rule::ALL.len(), "two rules share a name");
     }
 
     #[test]
     fn a_violation_is_one_line_whatever_its_values_hold() {
-        let mut broken = violation(
-            Rule::OwnerChange,
+        let broken = violation(
             object("ConfigMap", "team-a", ""),
-            Change {
-                old: claim("a"),
-                new: claim("b\nc"),
-            },
+            Change::kept(claim("a")),
+            Reason::NotActing(NotActing {
+                act: Act::Write,
+                user: "eve\nadmin\r",
+                owner: claim("a"),
+                standing: Standing::WritesOnly,
+            }),
         );
-        broken.reason = "offer b\nc\r".to_owned();
         assert_eq!(
             broken.to_string(),
-            r#"label appID: owner change denied for ConfigMap team-a/x from "a" to "b\nc": offer b\nc\r"#
+            r#"label appID: owner writes denied for UPDATE of ConfigMap team-a/x, owned by "a": user eve\nadmin\r only writes for "a" (access: Write); only a requester acting for an owner may update or delete it (writes: Owner)"#
         );
     }
 
     #[test]
     fn several_violations_are_one_per_line() {
         let one = violation(
-            Rule::OwnerChange,
             object("ConfigMap", "team-a", ""),
-            Change {
-                old: claim("a"),
-                new: claim("b"),
-            },
+            Change::kept(claim("a")),
+            Reason::Adoption,
         );
         let two = Violation {
             mark: MarkName {
                 place: Place::Annotation,
-                key: "camel.apache.org/operator.id",
+                key: CAMEL,
             },
             ..one.clone()
         };
-        assert_eq!(
-            lines(&[one, two]),
-            "label appID: owner change denied for ConfigMap team-a/x from \"a\" to \"b\": why\n\
-             annotation camel.apache.org/operator.id: owner change denied for ConfigMap team-a/x from \
-             \"a\" to \"b\": why"
-        );
+        assert_eq!(lines(&[one.clone(), two.clone()]), format!("{one}\n{two}"));
     }
 }

@@ -38,7 +38,7 @@ pub enum Format {
 }
 
 /// One guarded owner mark, and how to read an owner out of it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "MarkFields")]
 pub struct OwnerMark {
     /// Whether the mark is a label or an annotation.

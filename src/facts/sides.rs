@@ -5,30 +5,33 @@ use crate::owner::{Claim, Marks, Place, Tracked};
 use crate::request::{AdmissionRequest, Object, Operation};
 use crate::settings::Settings;
 
-/// The objects the rules compare: `old` is `None` on CREATE, `new` on DELETE.
+/// The objects the rules compare, by operation.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Sides<'a> {
-    pub(super) old: Option<&'a Object<'a>>,
-    pub(super) new: Option<&'a Object<'a>>,
+pub enum Sides<'a> {
+    /// A CREATE: the new object.
+    Create(&'a Object<'a>),
+    /// An UPDATE: the stored object and the new one.
+    Update(&'a Object<'a>, &'a Object<'a>),
+    /// A DELETE: the stored object.
+    Delete(&'a Object<'a>),
 }
 
 impl<'a> Sides<'a> {
     /// The sides of a request the rules judge; `None` for a request they do not judge: a
     /// subresource write that changes nothing they guard, CONNECT, and DELETE unless
     /// `writes: Owner`.
-    pub(super) fn of(
+    pub fn of(
         request: &'a AdmissionRequest<'a>,
         settings: &Settings,
     ) -> Result<Option<Self>, String> {
         let guards_deletes = settings.judges_writes();
-        let sides = |old, new| Ok(Some(Sides { old, new }));
         match (request.operation, &request.old_object, &request.object) {
             _ if request.is_subresource() && !subresource_changes_ownership(request, settings) => {
                 Ok(None)
             }
-            (Operation::Create, _, Some(new)) => sides(None, Some(new)),
-            (Operation::Update, Some(old), Some(new)) => sides(Some(old), Some(new)),
-            (Operation::Delete, Some(old), _) if guards_deletes => sides(Some(old), None),
+            (Operation::Create, _, Some(new)) => Ok(Some(Sides::Create(new))),
+            (Operation::Update, Some(old), Some(new)) => Ok(Some(Sides::Update(old, new))),
+            (Operation::Delete, Some(old), _) if guards_deletes => Ok(Some(Sides::Delete(old))),
             (Operation::Delete, _, _) if guards_deletes => {
                 Err("a DELETE request needs `oldObject`".to_owned())
             }
@@ -37,6 +40,29 @@ impl<'a> Sides<'a> {
             (Operation::Update, _, _) => {
                 Err("an UPDATE request needs `object` and `oldObject`".to_owned())
             }
+        }
+    }
+
+    /// The stored object; `None` on CREATE.
+    pub fn stored(self) -> Option<&'a Object<'a>> {
+        match self {
+            Sides::Create(_) => None,
+            Sides::Update(old, _) | Sides::Delete(old) => Some(old),
+        }
+    }
+
+    /// The new object; `None` on DELETE.
+    pub fn incoming(self) -> Option<&'a Object<'a>> {
+        match self {
+            Sides::Create(new) | Sides::Update(_, new) => Some(new),
+            Sides::Delete(_) => None,
+        }
+    }
+
+    /// The object messages name: the new one, or the stored one on DELETE.
+    pub fn object(self) -> &'a Object<'a> {
+        match self {
+            Sides::Create(object) | Sides::Update(_, object) | Sides::Delete(object) => object,
         }
     }
 }
@@ -84,16 +110,18 @@ fn subresource_changes_ownership<'a>(
     owners_differ || offer(old, annotation) != offer(new, annotation)
 }
 
-/// The metadata an object's marks are read from.
-pub(super) fn marks_of<'a>(
+/// The metadata an object's marks are read from, with the value of its offer annotation.
+pub fn marks_of<'a>(
     request: &'a AdmissionRequest<'a>,
     object: &'a Object<'a>,
     settings: &Settings,
 ) -> Result<Marks<'a>, String> {
+    // The offer too: its value is read with the marks' (see `Facts`).
     let keys = settings
         .guarded_keys()
         .filter(|(place, _)| *place == Place::Annotation)
-        .map(|(_, key)| key);
+        .map(|(_, key)| key)
+        .chain([settings.offer_annotation.as_str()]);
     let namespace = request.object_scope().namespace();
     Ok(Marks {
         labels: &object.metadata.labels,

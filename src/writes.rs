@@ -1,0 +1,61 @@
+//! `writes: Owner`: who may update or delete an object that has an owner.
+//!
+//! | `writes` | the mark's stored owner                           | the write                     | verdict                         |
+//! |----------|---------------------------------------------------|-------------------------------|---------------------------------|
+//! | `Any`    |                                                   |                               | allowed                         |
+//! | `Owner`  | none                                              |                               | allowed                         |
+//! | `Owner`  | a value that names no owner (audit reports it)    |                               | allowed                         |
+//! | `Owner`  | valid                                             | finishes a deletion under way | allowed ([`crate::deletion`])   |
+//! | `Owner`  | valid                                             | any other                     | the requester writes for it     |
+//!
+//! A write through a subresource is judged only when it changes what the rules guard
+//! ([`crate::facts::Sides`]): status writers write for every owner's objects. A kept mark in a
+//! template is written with its object, and judged there.
+
+use crate::facts::{Entry, Facts};
+use crate::owner::Claim;
+use crate::requester;
+use crate::settings::Writes;
+use crate::violation::{Act, Reason};
+
+/// Whether a write of an object whose mark names `owner` (valid or not) needs the requester to
+/// write for it.
+pub fn guarded(writes: Writes, owner: Option<bool>, finishing: bool) -> bool {
+    writes == Writes::Owner && owner == Some(true) && !finishing
+}
+
+/// The owner writes rule: why the requester may not update or delete (`entry`'s side of) an
+/// object whose mark names `owner`, if it may not.
+pub fn rule<'a>(facts: &Facts<'a>, entry: &Entry<'a>, owner: Claim<'a>) -> Option<Reason<'a>> {
+    let valid = (!owner.is_none()).then(|| owner.owner(entry.mark).is_ok());
+    if !guarded(facts.settings.writes, valid, facts.finishing) {
+        return None;
+    }
+    requester::rule(facts, Act::Write, owner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_writes_table() {
+        use Writes::{Any, Owner};
+        #[rustfmt::skip]
+        let rows = [
+            // writes, owner (None: none; Some(valid)), finishing, guarded
+            (Any,   Some(true),  false, false),
+            (Owner, None,        false, false),
+            (Owner, Some(false), false, false),
+            (Owner, Some(true),  true,  false),
+            (Owner, Some(true),  false, true),
+        ];
+        for (writes, owner, finishing, expected) in rows {
+            assert_eq!(
+                guarded(writes, owner, finishing),
+                expected,
+                "{writes:?} {owner:?} {finishing}"
+            );
+        }
+    }
+}
