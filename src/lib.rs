@@ -43,7 +43,7 @@ mod transition;
 mod violation;
 mod writes;
 
-pub use owner::{Claim, Format, MarkName, OwnerMark, Place as MarkPlace};
+pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
 pub use settings::Settings;
 pub use violation::{Act, Change, NotActing, Reason, Rule, Standing, Violation};
 

@@ -7,8 +7,9 @@ mod common;
 use rstest::rstest;
 use serde_json::{Value, json};
 use single_owner_policy::policy;
+use single_owner_policy::{Act, NotActing, Reason, Standing};
 
-use common::Expect::{self, Allowed, Denied, DeniedSaying};
+use common::Expect::{self, Allowed, Denied, DeniedBecause};
 use common::{
     APP_ID_KEY, CAMEL, CRD, DEPLOYMENT, FLUX_NAME, FLUX_NAMESPACE, HELM_NAME, HELM_NAMESPACE,
     INTEGRATION, LAST_APPLIED, OFFER, OLM_KIND, OLM_NAME, Pairs, Request, Side, TRACKING,
@@ -72,27 +73,27 @@ fn update(user: &'static str, old: Side<'static>, new: Side<'static>) -> Request
     Allowed
 )]
 #[case::stranger_offers(update(STRANGER, owned_by(OP_1, None), owned_by(OP_1, Some(TO_0))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
-        r#"user system:serviceaccount:camel-k-old:camel-k-operator acts for "operator-0", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it"#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
+        |r| matches!(r, Reason::NotActing(NotActing { act: Act::Offer, .. }))))]
 #[case::offer_to_the_current_owner(update(OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some(TO_1))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
-        r#"the offer names the current owner "operator-1"; name the receiving owner"#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
+        |r| matches!(r, Reason::OfferToItself { to: "operator-1" })))]
 #[case::offer_of_an_unowned_object(update(OPERATOR_1, owned_by(NOBODY, None), owned_by(NOBODY, Some(TO_2))),
-    DeniedSaying(&["annotation single-owner-policy.io/offer: offer owned by none"],
-        "the object has no owner under annotation camel.apache.org/operator.id to hand over"))]
+    DeniedBecause(&["annotation single-owner-policy.io/offer: offer owned by none"],
+        |r| matches!(r, Reason::OfferOfNothing { .. })))]
 // an offer names the owner that makes it, under a guarded mark, in the form of 0.2.0
 #[case::offer_from_another_owner(update(OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some(STALE_TO_2))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
-        r#"the offer is made by "operator-0", but the object is owned by "operator-1"; only the owner offers it"#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
+        |r| matches!(r, Reason::OfferByAnother { from: "operator-0", .. })))]
 #[case::offer_under_an_unguarded_mark(update(OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some("appID: operator-1 -> operator-2"))),
-    DeniedSaying(&["annotation single-owner-policy.io/offer: offer owned by none"],
-        r#"the offer names "appID", which is no owner mark; the marks are camel.apache.org/operator.id"#))]
+    DeniedBecause(&["annotation single-owner-policy.io/offer: offer owned by none"],
+        |r| matches!(r, Reason::OfferNamesNoMark { key: "appID", .. })))]
 #[case::offer_to_an_unguarded_mark(update(OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some("camel.apache.org/operator.id: operator-1 -> appID: operator-2"))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
-        r#"the offer names "appID", which is no owner mark; the marks are camel.apache.org/operator.id"#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
+        |r| matches!(r, Reason::OfferNamesNoMark { key: "appID", .. })))]
 #[case::offer_in_the_old_form(update(OPERATOR_1, owned_by(OP_1, None), owned_by(OP_1, Some(BARE))),
-    DeniedSaying(&["annotation single-owner-policy.io/offer: offer owned by none"],
-        r#"the offer "operator-2" is not in the form <mark>: <from> -> <to>, or <mark>: <from> -> <other mark>: <to>"#))]
+    DeniedBecause(&["annotation single-owner-policy.io/offer: offer owned by none"],
+        |r| matches!(r, Reason::OfferMalformed { text: "operator-2" })))]
 // change and withdraw: the owner's act too
 #[case::owner_changes_its_offer(
     update(OPERATOR_1, owned_by(OP_1, Some(TO_2)), owned_by(OP_1, Some(TO_0))),
@@ -103,8 +104,8 @@ fn update(user: &'static str, old: Side<'static>, new: Side<'static>) -> Request
     Allowed
 )]
 #[case::receiver_withdraws_the_offer(update(OPERATOR_2, owned_by(OP_1, Some(TO_2)), owned_by(OP_1, None)),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
-        "only a requester acting for an owner may withdraw or change an offer of it"))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
+        |r| matches!(r, Reason::NotActing(NotActing { act: Act::Withdraw, .. }))))]
 // a stale offer, or one that does not parse, hands nothing over: anyone may remove it
 #[case::stranger_removes_a_stale_offer(
     update(STRANGER, owned_by(OP_1, Some(STALE_TO_2)), owned_by(OP_1, None)),
@@ -121,22 +122,22 @@ fn update(user: &'static str, old: Side<'static>, new: Side<'static>) -> Request
 )]
 // accept without consuming the offer (the policy is not mutating here)
 #[case::accept_keeping_the_offer(update(OPERATOR_2, owned_by(OP_1, Some(TO_2)), owned_by(OP_2, Some(TO_2))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer from "operator-1" to "operator-2""#],
-        "consumes the offer"))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer from "operator-1" to "operator-2""#],
+        |r| matches!(r, Reason::OfferNotConsumed { .. })))]
 // accept by a third party, for itself or on the receiver's behalf
 #[case::third_party_accepts_for_itself(update(STRANGER, owned_by(OP_1, Some(TO_2)), owned_by(OP_0, None)),
-    DeniedSaying(&[r#"annotation camel.apache.org/operator.id: owner change from "operator-1" to "operator-0""#],
-        r#"the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-1 -> operator-2", which does not hand it to "operator-0""#))]
+    DeniedBecause(&[r#"annotation camel.apache.org/operator.id: owner change from "operator-1" to "operator-0""#],
+        |r| matches!(r, Reason::OwnerChange { pending: Some("camel.apache.org/operator.id: operator-1 -> operator-2"), .. })))]
 #[case::third_party_accepts_for_the_receiver(update(STRANGER, owned_by(OP_1, Some(TO_2)), owned_by(OP_2, None)),
     Denied(&[r#"annotation camel.apache.org/operator.id: identity from "operator-1" to "operator-2""#]))]
 // accept without an offer, or after it was withdrawn (the stored object has none)
 #[case::accept_without_an_offer(update(OPERATOR_2, owned_by(OP_1, None), owned_by(OP_2, None)),
-    DeniedSaying(&[r#"annotation camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#],
-        r#"by setting the annotation single-owner-policy.io/offer="camel.apache.org/operator.id: operator-1 -> operator-2", then"#))]
+    DeniedBecause(&[r#"annotation camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#],
+        |r| matches!(r, Reason::OwnerChange { pending: None, .. })))]
 // accept a stale offer, or one in the old form: it hands nothing over
 #[case::accept_a_stale_offer(update(OPERATOR_2, owned_by(OP_1, Some(STALE_TO_2)), owned_by(OP_2, None)),
-    DeniedSaying(&[r#"annotation camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#],
-        r#"the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-0 -> operator-2""#))]
+    DeniedBecause(&[r#"annotation camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#],
+        |r| matches!(r, Reason::OwnerChange { pending: Some("camel.apache.org/operator.id: operator-0 -> operator-2"), .. })))]
 #[case::accept_an_offer_in_the_old_form(update(OPERATOR_2, owned_by(OP_1, Some(BARE)), owned_by(OP_2, None)),
     Denied(&[r#"annotation camel.apache.org/operator.id: owner change from "operator-1" to "operator-2""#]))]
 // replaying an old offer: the accepted object carries none, so the old owner cannot come back
@@ -154,8 +155,8 @@ fn update(user: &'static str, old: Side<'static>, new: Side<'static>) -> Request
 )]
 // an offer does not survive its owner: orphaning must take it along
 #[case::orphaning_leaves_the_offer(update(OPERATOR_1, owned_by(OP_1, Some(TO_2)), owned_by(NOBODY, Some(TO_2))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer from "operator-1" to none"#],
-        "consumes the offer"))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer from "operator-1" to none"#],
+        |r| matches!(r, Reason::OfferNotConsumed { .. })))]
 #[case::orphaning_takes_the_offer_along(
     update(OPERATOR_1, owned_by(OP_1, Some(TO_2)), owned_by(NOBODY, None)),
     Allowed
@@ -244,11 +245,11 @@ const CERT_MANAGER: Pairs = &[(APP_ID_KEY, "ClusterExtension.cert-manager")];
 #[rstest]
 #[case::valid_and_in_scope("ClusterExtension.cert-manager-v2", Allowed)]
 #[case::out_of_scope("Extension.team-a.cert-manager",
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "ClusterExtension.cert-manager""#],
-        r#"the offer names "Extension.team-a.cert-manager", which cannot own the object"#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "ClusterExtension.cert-manager""#],
+        |r| matches!(r, Reason::OfferToUnfit { to: "Extension.team-a.cert-manager", .. })))]
 #[case::unknown_kind("Operator.x",
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "ClusterExtension.cert-manager""#],
-        r#"the offer names "Operator.x", which cannot own the object"#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "ClusterExtension.cert-manager""#],
+        |r| matches!(r, Reason::OfferToUnfit { to: "Operator.x", .. })))]
 fn offers_name_a_valid_owner_in_scope(#[case] to: &str, #[case] expected: Expect) {
     let offer = format!("appID: ClusterExtension.cert-manager -> {to}");
     let request = Request::update(
@@ -276,12 +277,10 @@ fn with_a_kind_name_pair_kind_and_name_move_together() {
         (OLM_NAME, "argocd.argocd-v2"),
     ];
     let half = Request::update(DEPLOYMENT, "argocd", offered, Side::labelled(name_only));
-    DeniedSaying(
-        &[
+    DeniedBecause(&[
             r#"label olm.operatorframework.io/owner-name: owner change from "ClusterExtension.argocd" to "ClusterExtension.argocd.argocd-v2""#,
         ],
-        r#"the pending offer (single-owner-policy.io/offer) is "olm.operatorframework.io/owner-name: ClusterExtension.argocd -> Extension.argocd.argocd-v2", which does not hand it to "ClusterExtension.argocd.argocd-v2""#,
-    )
+        |r| matches!(r, Reason::OwnerChange { pending: Some("olm.operatorframework.io/owner-name: ClusterExtension.argocd -> Extension.argocd.argocd-v2"), .. }))
     .check(&evaluate(&half.json(), &settings));
 }
 
@@ -346,8 +345,8 @@ fn deployment(user: &'static str, old: Side<'static>, new: Side<'static>) -> Req
     Allowed
 )]
 #[case::app_offers_for_the_release(deployment(ARGOCD, owned_by(WEB, None), owned_by(WEB, Some(WEB_TO_GUESTBOOK))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "shop/web""#],
-        r#"acts for "billing", "guestbook", not for "shop/web""#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "shop/web""#],
+        |r| matches!(r, Reason::NotActing(NotActing { standing: Standing::ActsFor(_), .. }))))]
 #[case::app_takes_it(
     deployment(
         ARGOCD,
@@ -359,14 +358,15 @@ fn deployment(user: &'static str, old: Side<'static>, new: Side<'static>) -> Req
 // the release's annotations stay: a second owner, and the release's offer is withdrawn by
 // the app, which does not act for the release
 #[case::app_takes_it_beside_the_release(deployment(ARGOCD, owned_by(WEB, Some(WEB_TO_GUESTBOOK)), owned_by(WEB_AND_GUESTBOOK, None)),
-    DeniedSaying(&[
+    DeniedBecause(&[
         r#"annotation argocd.argoproj.io/tracking-id: one owner from none to "guestbook""#,
         r#"annotation single-owner-policy.io/offer: offer owned by "shop/web""#,
-    ], r#"the object is owned by "shop/web" under annotation meta.helm.sh/release-name"#))]
+    ],
+        |r| matches!(r, Reason::SecondOwner { under, .. } if under.key == "meta.helm.sh/release-name")))]
 // the offer left on the object
 #[case::app_takes_it_keeping_the_offer(deployment(ARGOCD, owned_by(WEB, Some(WEB_TO_GUESTBOOK)), owned_by(GUESTBOOK, Some(WEB_TO_GUESTBOOK))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer from "shop/web" to none"#],
-        "consumes the offer"))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer from "shop/web" to none"#],
+        |r| matches!(r, Reason::OfferNotConsumed { .. })))]
 // another app, a stale offer, a requester not acting for the app: the release's removal is
 // its own, and needs acting for it
 #[case::another_app_takes_it(deployment(ARGOCD, owned_by(WEB, Some(WEB_TO_GUESTBOOK)), owned_by(BILLING, None)),
@@ -435,8 +435,8 @@ const OP_1_ONLY: Pairs = &[(CAMEL, "operator-1"), APPLIED];
     Allowed
 )]
 #[case::made_by_the_other_owner(false, deployment(HELM_USER, owned_by(RELEASED_OP_1, None), owned_by(RELEASED_OP_1, Some(TO_2))),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
-        "only a requester acting for an owner may offer it or withdraw an offer of it"))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
+        |r| matches!(r, Reason::NotActing(NotActing { act: Act::Offer, .. }))))]
 #[case::release_offers_beside_the_operator(
     false,
     deployment(
@@ -451,8 +451,8 @@ const OP_1_ONLY: Pairs = &[(CAMEL, "operator-1"), APPLIED];
 )]
 // the release's reconciler removes its own mark and the operator's offer with it
 #[case::withdrawn_beside_another_marks_move(false, deployment(HELM_USER, owned_by(RELEASED_OP_1, Some(TO_2)), owned_by(OP_1_ONLY, None)),
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
-        "only a requester acting for an owner may withdraw or change an offer of it"))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#],
+        |r| matches!(r, Reason::NotActing(NotActing { act: Act::Withdraw, .. }))))]
 #[case::withdrawn_by_its_owner_beside_another_marks_move(false, deployment(OPERATOR_1, owned_by(RELEASED_OP_1, Some(TO_2)), owned_by(OP_1_ONLY, None)),
     Denied(&[r#"annotation meta.helm.sh/release-name: identity from "shop/web" to none"#]))]
 // the offer kept while another mark moves: nothing consumes it, deployed mutating or not
@@ -476,8 +476,8 @@ const OP_1_ONLY: Pairs = &[(CAMEL, "operator-1"), APPLIED];
 )]
 // its own mark's move consumes it
 #[case::accepted_beside_a_kept_release(false, deployment(OPERATOR_2, owned_by(RELEASED_OP_1, Some(TO_2)), owned_by(RELEASED_OP_2, None)),
-    DeniedSaying(&[r#"annotation camel.apache.org/operator.id: one owner from "operator-1" to "operator-2""#],
-        r#"the object is owned by "shop/web" under annotation meta.helm.sh/release-name"#))]
+    DeniedBecause(&[r#"annotation camel.apache.org/operator.id: one owner from "operator-1" to "operator-2""#],
+        |r| matches!(r, Reason::SecondOwner { under, .. } if under.key == "meta.helm.sh/release-name")))]
 fn an_offer_is_its_own_marks(
     #[case] stamp: bool,
     #[case] request: Request,
@@ -514,8 +514,8 @@ fn an_offer_is_its_own_marks(
     Allowed
 )]
 #[case::flux_release_offers_for_helms(FLUX_USER, "meta.helm.sh/release-name: shop/web -> team-a/web",
-    DeniedSaying(&[r#"annotation single-owner-policy.io/offer: offer owned by "shop/web""#],
-        r#"acts for "shop/api", not for "shop/web""#))]
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer owned by "shop/web""#],
+        |r| matches!(r, Reason::NotActing(NotActing { standing: Standing::ActsFor(_), .. }))))]
 #[case::flux_release_offers(
     FLUX_USER,
     "helm.toolkit.fluxcd.io/name: shop/api -> team-a/api",

@@ -32,7 +32,8 @@ use proptest::sample::{Index, select, subsequence};
 use proptest::strategy::Union;
 use proptest::test_runner::{Config, TestCaseError, TestCaseResult, TestRunner};
 use serde_json::{Value, json};
-use single_owner_policy::policy::{self, EXEMPTION_ANNOTATION};
+use single_owner_policy::Violation;
+use single_owner_policy::policy::{self, EXEMPTION_ANNOTATION, Payload, Verdict};
 
 use common::{
     APP_ID_KEY, CAMEL, CONFIG_MAP, CRD, DEPLOYMENT, FLUX_NAME, FLUX_NAMESPACE, HELM_NAME,
@@ -664,9 +665,8 @@ fn answers_are_accepts_403s_or_400s_naming_the_field() {
                     tally.count(true, "a 403");
                     let message = response.message.unwrap_or_default();
                     prop_assert!(!message.is_empty(), "a 403 without a message");
-                    // Every line parses as `key: rule denied for … from A to B: reason`.
-                    let lines = std::panic::catch_unwind(|| summary(&message));
-                    prop_assert!(lines.is_ok(), "a 403 line is not a violation: {message}");
+                    // One line a violation, each one the typed verdict gives (see `respond`).
+                    prop_assert!(!response.denied.is_empty(), "a 403 without a violation");
                 }
                 (false, Some(400)) => {
                     tally.count(true, "a 400");
@@ -737,7 +737,7 @@ fn order_and_repetition_change_no_verdict() {
                 bypass && user_exempt && exempt_groups_of_requester >= 1,
                 "a bypass by an exempt user who is in an exempt group too",
             );
-            let violations = rules(base.message.as_deref()).len() + base.warnings.len();
+            let violations = base.denied.len() + base.warnings.len();
             tally.count(
                 violations >= 2,
                 "two or more violations, denied or bypassed",
@@ -889,10 +889,7 @@ fn templates_bind_only_real_service_accounts() {
         );
         if !acts {
             let expected = format!("{}: identity from none to \"{owner}\"", shape.name());
-            prop_assert_eq!(
-                summary(response.message.as_deref().unwrap_or_default()),
-                [expected]
-            );
+            prop_assert_eq!(response.summaries, [expected]);
         }
         Ok(())
     });
@@ -2083,6 +2080,12 @@ struct Response {
     /// The exemption audit annotation.
     audit: Option<String>,
     patched: Option<Value>,
+    /// The violations the policy's typed verdict denies for, as `key: rule`, sorted.
+    denied: Vec<String>,
+    /// The violations an exempt requester bypasses, as `key: rule`, sorted.
+    bypassed: Vec<String>,
+    /// Each violation denied or bypassed, as [`summary`] writes it, in order.
+    summaries: Vec<String>,
 }
 
 /// A response as `key: rule` per violation, warning and audit line, in no order.
@@ -2110,34 +2113,39 @@ impl Response {
         object.is_object().then(|| object.clone())
     }
 
-    /// The response with each violation as its `key: rule`, in no order. (The offer violation
-    /// of an update that moves several entries names the first moved one: its owners depend on
-    /// the order of the entries.)
+    /// The response with each violation as its `key: rule`, in no order: those denied, those
+    /// the warnings bypass, and those the audit annotation records. (The offer violation of an
+    /// update that moves several entries names the first moved one: its owners depend on the
+    /// order of the entries.)
     fn rules(&self) -> Rules {
-        let warnings = self.warnings.join("\n");
+        let warned = match self.warnings.is_empty() {
+            true => Vec::new(),
+            false => self.bypassed.clone(),
+        };
+        let audited = match self.audit {
+            None => Vec::new(),
+            Some(_) => self.bypassed.clone(),
+        };
         (
             self.accepted,
             self.code,
-            rules(self.message.as_deref()),
-            rules(Some(&warnings)),
-            rules(self.audit.as_deref()),
+            self.denied.clone(),
+            warned,
+            audited,
         )
     }
 }
 
-/// The `key: rule` of each violation line of a message, warning or audit annotation, sorted.
-fn rules(message: Option<&str>) -> Vec<String> {
-    let violation = |line: &str| {
-        let line = line
-            .split_once(" bypassed: ")
-            .map_or(line, |(_, line)| line);
-        line.split_once(" denied for ")
-            .map_or(line, |(rule, _)| rule)
-            .to_owned()
-    };
-    let mut rules: Vec<_> = message.unwrap_or_default().lines().map(violation).collect();
-    rules.sort();
-    rules
+/// A violation as `{mark}: {rule}`, from its values.
+fn key_rule(violation: &Violation<'_>) -> String {
+    match violation.template {
+        None => format!("{}: {}", violation.mark, violation.rule().name()),
+        Some(template) => format!(
+            "{} in {template}: {}",
+            violation.mark,
+            violation.rule().name()
+        ),
+    }
 }
 
 /// Checks the settings as policy-server does when it loads the policy, then evaluates.
@@ -2153,13 +2161,36 @@ fn respond(request: &Value, settings: &Value) -> Result<Response, TestCaseError>
     let mut audit = response.audit_annotations.unwrap_or_default();
     let exemption = audit.remove(EXEMPTION_ANNOTATION);
     prop_assert!(audit.is_empty(), "unknown audit annotations {audit:?}");
+    // The typed verdict the response was written from: what each violation is, as values.
+    let parsed = Payload::parse(&payload);
+    let (denied, bypassed) = match parsed.as_ref().map(Payload::verdict) {
+        Ok(Verdict::Deny(violations)) => (violations, Vec::new()),
+        Ok(Verdict::Exempt { violations, .. }) => (Vec::new(), violations),
+        _ => (Vec::new(), Vec::new()),
+    };
+    let sorted = |violations: &[Violation]| {
+        let mut keys: Vec<_> = violations.iter().map(key_rule).collect();
+        keys.sort();
+        keys
+    };
+    // The response says exactly these violations: the message one a line, a warning each.
+    let lines: Vec<_> = denied.iter().map(ToString::to_string).collect();
+    let message = (!lines.is_empty()).then(|| lines.join("\n"));
+    if response.code == Some(403) || !denied.is_empty() {
+        prop_assert_eq!(&response.message, &message);
+    }
+    let warnings = response.warnings.unwrap_or_default();
+    prop_assert_eq!(warnings.len(), bypassed.len());
     Ok(Response {
         accepted: response.accepted,
         code: response.code,
         message: response.message,
-        warnings: response.warnings.unwrap_or_default(),
+        warnings,
         audit: exemption,
         patched: response.mutated_object,
+        denied: sorted(&denied),
+        bypassed: sorted(&bypassed),
+        summaries: denied.iter().chain(&bypassed).map(summary).collect(),
     })
 }
 

@@ -4,8 +4,12 @@
 //! Each test file uses a part of it.
 #![allow(dead_code)]
 
+use std::fmt;
+use std::ops::Deref;
+
 use serde_json::{Map, Value, json};
-use single_owner_policy::policy;
+use single_owner_policy::policy::{self, Payload, Verdict};
+use single_owner_policy::{Change, Reason, Violation};
 
 /// The label of the default appID shape: `ClusterExtension.<name>` or
 /// `Extension.<namespace>.<name>`.
@@ -311,13 +315,51 @@ fn groups_of(user: &str) -> Vec<String> {
     groups
 }
 
-/// Checks `settings` as policy-server does when it loads the policy, then evaluates `request`;
-/// the response as JSON.
-pub fn evaluate(request: &Value, settings: &Value) -> Value {
+/// A request's response, with the payload it answered, to read the policy's typed verdict.
+pub struct Evaluated {
+    /// The response as JSON.
+    pub response: Value,
+    payload: Vec<u8>,
+}
+
+impl Deref for Evaluated {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.response
+    }
+}
+
+impl fmt::Display for Evaluated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.response.fmt(f)
+    }
+}
+
+impl Evaluated {
+    /// What `check` makes of the violations of the policy's typed verdict: those it denies
+    /// for, or those an exempt requester bypasses.
+    pub fn violations<R>(&self, check: impl FnOnce(&[Violation<'_>]) -> R) -> R {
+        let payload = Payload::parse(&self.payload).expect("a readable payload");
+        match payload.verdict() {
+            Verdict::Deny(violations) | Verdict::Exempt { violations, .. } => check(&violations),
+            _ => check(&[]),
+        }
+    }
+
+    /// Each violation as [`summary`] writes it.
+    pub fn summaries(&self) -> Vec<String> {
+        self.violations(|violations| violations.iter().map(summary).collect())
+    }
+}
+
+/// Checks `settings` as policy-server does when it loads the policy, then evaluates `request`.
+pub fn evaluate(request: &Value, settings: &Value) -> Evaluated {
     let check = policy::validate_settings(&serde_json::to_vec(settings).unwrap());
     assert!(check.valid, "{:?}", check.message);
     let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-    serde_json::to_value(policy::validate(&payload)).unwrap()
+    let response = serde_json::to_value(policy::validate(&payload)).unwrap();
+    Evaluated { response, payload }
 }
 
 /// What a request gets: `allowed`, or the denial message.
@@ -337,126 +379,62 @@ pub fn merged(mut base: Value, extra: &Value) -> Value {
     base
 }
 
-/// The rules a denial line may name.
-pub const RULES: [&str; 10] = [
-    "owner change",
-    "adoption",
-    "orphaning",
-    "owner value",
-    "one owner",
-    "cluster scope",
-    "namespace scope",
-    "identity",
-    "owner writes",
-    "offer",
-];
-
-/// Each line of a denial message as `{mark}: {rule} {owners}`: `{mark}: {rule} from {old} to
-/// {new}` for a line `{mark}: {rule} denied for {object} from {old} to {new}: {reason}`, and
-/// `{mark}: {rule} owned by {owner}` for a line `{mark}: {rule} denied for {operation} of
-/// {object}, owned by {owner}: {reason}`. `{mark}` is the mark as messages write it —
-/// `label {key}` or `annotation {key}`, then ` in {template}` for a mark in a template — and
-/// `{rule}` one of [`RULES`].
-pub fn summary(message: &str) -> Vec<String> {
-    message.lines().map(summary_of_line).collect()
-}
-
-fn summary_of_line(line: &str) -> String {
-    parse_line(line).unwrap_or_else(|| panic!("not a violation: {line:?}"))
-}
-
-fn parse_line(line: &str) -> Option<String> {
-    let (mark, rest) = line.split_once(": ")?;
-    let (rule, rest) = rest.split_once(" denied for ")?;
-    if !is_mark(mark) || !RULES.contains(&rule) {
-        return None;
-    }
-    let kept = ["CREATE", "UPDATE", "DELETE", "CONNECT"]
-        .iter()
-        .any(|operation| rest.starts_with(&format!("{operation} of ")));
-    let (owners, rest) = if kept {
-        let (_, rest) = rest.split_once(", owned by ")?;
-        let (owner, rest) = owner(rest)?;
-        (format!("owned by {owner}"), rest)
-    } else {
-        let (_, rest) = rest.split_once(" from ")?;
-        let (old, rest) = owner(rest)?;
-        let (new, rest) = owner(rest.strip_prefix(" to ")?)?;
-        (format!("from {old} to {new}"), rest)
+/// A violation as the tables compare it, from its values: `{mark}: {rule} from {old} to
+/// {new}` for a move, `{mark}: {rule} owned by {owner}` for a rule that fails while the owner
+/// stays; `{mark}` is `label {key}` or `annotation {key}`, then ` in {template}` for a mark in
+/// a template.
+pub fn summary(violation: &Violation<'_>) -> String {
+    let mark = match violation.template {
+        None => violation.mark.to_string(),
+        Some(template) => format!("{} in {template}", violation.mark),
     };
-    rest.starts_with(": ")
-        .then(|| format!("{mark}: {rule} {owners}"))
-}
-
-/// Whether `text` names a mark as messages do: `label {key}` or `annotation {key}`, maybe
-/// followed by ` in {template}`.
-fn is_mark(text: &str) -> bool {
-    let key = text.split_once(" in ").map_or(text, |(mark, _)| mark);
-    let key = key
-        .strip_prefix("label ")
-        .or_else(|| key.strip_prefix("annotation "));
-    key.is_some_and(|key| !key.is_empty() && !key.contains(' '))
-}
-
-/// The owner `text` starts with, as messages write one — `none`, `"id"`, `name "n" without a
-/// kind`, `kind "k" without a name`, `name "n" without a namespace` or `namespace "n" without
-/// a name` — and what follows it.
-fn owner(text: &str) -> Option<(&str, &str)> {
-    if text.starts_with("none") {
-        return Some(text.split_at(4));
-    }
-    let (prefix, suffixes): (&str, &[&str]) = if text.starts_with("name \"") {
-        ("name ", &[" without a kind", " without a namespace"])
-    } else if text.starts_with("kind \"") {
-        ("kind ", &[" without a name"])
-    } else if text.starts_with("namespace \"") {
-        ("namespace ", &[" without a name"])
-    } else {
-        ("", &[""])
+    let Change { old, new } = violation.change;
+    let owners = match old == new {
+        true => format!("owned by {old}"),
+        false => format!("from {old} to {new}"),
     };
-    let quoted = text[prefix.len()..].strip_prefix('"')?;
-    let mut escaped = false;
-    let close = quoted.char_indices().find_map(|(at, c)| {
-        let end = c == '"' && !escaped;
-        escaped = c == '\\' && !escaped;
-        end.then_some(at)
-    })?;
-    let end = prefix.len() + 1 + close + 1;
-    let suffix = suffixes
-        .iter()
-        .find(|suffix| text[end..].starts_with(*suffix))?;
-    Some(text.split_at(end + suffix.len()))
+    format!("{mark}: {} {owners}", violation.rule().name())
 }
 
 /// What a request is expected to get.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Expect {
     /// Accepted, with no message.
     Allowed,
-    /// Denied with code 403, one violation a line, each as [`summary`] gives it.
+    /// Denied with code 403, each violation as [`summary`] gives it.
     Denied(&'static [&'static str]),
-    /// Denied as `Denied` says, the message containing a clause this test is about.
-    DeniedSaying(&'static [&'static str], &'static str),
+    /// Denied as `Denied` says, one of the violations for a reason this test is about.
+    DeniedBecause(&'static [&'static str], fn(&Reason<'_>) -> bool),
 }
 
 impl Expect {
-    /// Asserts that `response` is what is expected.
-    pub fn check(self, response: &Value) {
-        let (violations, clause) = match self {
+    /// Asserts that `evaluated` is what is expected.
+    pub fn check(self, evaluated: &Evaluated) {
+        let response = &evaluated.response;
+        let (violations, because) = match self {
             Expect::Allowed => {
                 assert_eq!(verdict(response), "allowed", "{response}");
                 assert_eq!(response["code"], Value::Null, "{response}");
                 return;
             }
             Expect::Denied(violations) => (violations, None),
-            Expect::DeniedSaying(violations, clause) => (violations, Some(clause)),
+            Expect::DeniedBecause(violations, because) => (violations, Some(because)),
         };
         assert_eq!(response["accepted"], false, "{response}");
         assert_eq!(response["code"], 403, "{response}");
-        let message = verdict(response);
-        assert_eq!(summary(&message), violations, "{message}");
-        if let Some(clause) = clause {
-            assert!(message.contains(clause), "{message}\n  lacks: {clause}");
+        assert_eq!(evaluated.summaries(), violations, "{response}");
+        if let Some(because) = because {
+            let reasons = evaluated.violations(|violations| {
+                let found = violations
+                    .iter()
+                    .any(|violation| because(&violation.reason));
+                (found, format!("{violations:#?}"))
+            });
+            assert!(
+                reasons.0,
+                "no violation for the reason expected: {}",
+                reasons.1
+            );
         }
     }
 }
