@@ -44,6 +44,7 @@ mod violation;
 mod writes;
 
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
+pub use scope::Unfit;
 pub use settings::Settings;
 pub use violation::{Act, Change, NotActing, Reason, Rule, Standing, Violation};
 
