@@ -590,6 +590,11 @@ mod tests {
                 r#"trustedWriters[0].resources[0]: "Secrets" is not a resource; write resource[.group][/subresource], like secrets or apiservices.apiregistration.k8s.io, or * for all; trustedWriters[0].resources[1]: "pods/" is not a resource"#,
             ),
             (
+                // A resource and a subresource are DNS labels.
+                r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["pods-", "pods/-status"], "operations": ["UPDATE"]}]}"#,
+                r#"trustedWriters[0].resources[0]: "pods-" is not a resource; write resource[.group][/subresource], like secrets or apiservices.apiregistration.k8s.io, or * for all; trustedWriters[0].resources[1]: "pods/-status" is not a resource"#,
+            ),
+            (
                 r#"{"trustedWriters": [{"users": [""], "resources": ["*"], "operations": ["DELETE"]}]}"#,
                 "trustedWriters[0].users[0]: must not be empty",
             ),
