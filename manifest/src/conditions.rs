@@ -79,7 +79,7 @@
 //! that could make that text ambiguous (a `.` or `/` in the resource, a `/` in the group — none
 //! of which Kubernetes allows) is never skipped. Grants that could never reach the webhook are
 //! dropped: DELETE without `writes: Owner`, CREATE of a subresource, and subresources the
-//! webhook's rules do not name ([`crate::SUBRESOURCES`]: `*/finalizers`, `*/scale`, …). Never
+//! webhook's rules do not name ([`crate::rules::SUBRESOURCES`]: `*/finalizers`, `*/scale`, …). Never
 //! wider than the policy's trust: a skipped write that the policy would judge is a bypass.
 //! With Kubernetes' `OptOptimize`, cel-go folds the constant map literals when it compiles
 //! them; evaluating a condition costs a few map lookups, and at most one comprehension over the

@@ -240,7 +240,7 @@ pub(super) fn trusted_writers(settings: &Settings, judged: &[&str]) -> Vec<(&'st
 /// The operations and resources a rule trusts that the other conditions and the policy's rules
 /// could send: `(operation, resource)`, without the operations not judged, CREATEs of a
 /// subresource, and subresources the webhook's rules do not name
-/// ([`crate::SUBRESOURCES`]).
+/// ([`crate::rules::SUBRESOURCES`]).
 fn grants(trust: &Trust<'_>, judged: &[&str]) -> Vec<Grant> {
     let mut grants = Vec::new();
     for operation in trust.operations {
@@ -253,7 +253,7 @@ fn grants(trust: &Trust<'_>, judged: &[&str]) -> Vec<Grant> {
                 None | Some((_, _, "")) => true,
                 Some((_, name, subresource)) => {
                     operation == "UPDATE"
-                        && crate::SUBRESOURCES.iter().any(|(resources, named)| {
+                        && crate::rules::SUBRESOURCES.iter().any(|(resources, named)| {
                             *named == subresource && (*resources == "*" || *resources == name)
                         })
                 }
