@@ -30,6 +30,7 @@ mod upstream;
 
 use serde::Deserialize;
 
+use crate::dns::{is_dns_label, is_dns_subdomain};
 use crate::request::{AdmissionRequest, Object, Operation};
 
 /// The user name prefix of the service accounts in kube-system.
@@ -261,20 +262,15 @@ pub(crate) fn reaches_kube_system(pattern: &str) -> bool {
     literal.starts_with(KUBE_SYSTEM_PREFIX) || KUBE_SYSTEM_PREFIX.starts_with(literal)
 }
 
-/// `*`, or `resource[.group][/subresource]` in lowercase DNS characters.
+/// `*`, or `resource[.group][/subresource]`: the resource and the subresource DNS labels, as
+/// Kubernetes names them, the group a DNS subdomain.
 pub(crate) fn is_resource(resource: &str) -> bool {
     let Some((group, name, subresource)) = parts(resource) else {
         return true;
     };
-    let word = |text: &str| {
-        !text.is_empty()
-            && text
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    word(name)
-        && (group.is_empty() || crate::identity::is_dns_subdomain(group))
-        && (subresource.is_empty() || word(subresource))
+    is_dns_label(name)
+        && (group.is_empty() || is_dns_subdomain(group))
+        && (subresource.is_empty() || is_dns_label(subresource))
         && !resource.ends_with('/')
 }
 

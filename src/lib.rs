@@ -4,6 +4,7 @@
 //! a DAG, each using only those above it:
 //!
 //! ```text
+//! dns                          Kubernetes' DNS names: labels, subdomains
 //! request                      the lean view of an AdmissionRequest
 //! ├── owner                    owner marks (labels, annotations), claims and owners
 //! │   └── scope                the scope table
@@ -26,6 +27,7 @@ mod audit;
 pub mod control_plane;
 mod decision;
 mod deletion;
+pub mod dns;
 mod facts;
 mod handoff;
 mod identity;

@@ -186,6 +186,21 @@ impl Settings {
         self.writes == Writes::Owner && !self.identities.is_empty()
     }
 
+    /// The operations the policy judges, as admission requests name them: CREATE and UPDATE,
+    /// and DELETE when it judges writes ([`Settings::judges_writes`]).
+    pub fn judged_operations(&self) -> &'static [&'static str] {
+        match self.judges_writes() {
+            true => &["CREATE", "UPDATE", "DELETE"],
+            false => &["CREATE", "UPDATE"],
+        }
+    }
+
+    /// Whether the policy may stamp an owner mark on a CREATE: under `stamp: true`, with
+    /// identities by which a requester acts for one owner.
+    pub fn stamps(&self) -> bool {
+        self.stamp && !self.identities.is_empty()
+    }
+
     /// The keys the policy reads owners from, with where each is kept: each mark's key and its
     /// companion, in the order of `ownerMarks`.
     pub fn guarded_keys(&self) -> impl Iterator<Item = (Place, &str)> {
@@ -588,6 +603,11 @@ mod tests {
             (
                 r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["Secrets", "pods/"], "operations": ["CONNECT"]}]}"#,
                 r#"trustedWriters[0].resources[0]: "Secrets" is not a resource; write resource[.group][/subresource], like secrets or apiservices.apiregistration.k8s.io, or * for all; trustedWriters[0].resources[1]: "pods/" is not a resource"#,
+            ),
+            (
+                // A resource and a subresource are DNS labels.
+                r#"{"trustedWriters": [{"users": ["k3s"], "resources": ["pods-", "pods/-status"], "operations": ["UPDATE"]}]}"#,
+                r#"trustedWriters[0].resources[0]: "pods-" is not a resource; write resource[.group][/subresource], like secrets or apiservices.apiregistration.k8s.io, or * for all; trustedWriters[0].resources[1]: "pods/-status" is not a resource"#,
             ),
             (
                 r#"{"trustedWriters": [{"users": [""], "resources": ["*"], "operations": ["DELETE"]}]}"#,

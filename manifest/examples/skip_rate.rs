@@ -15,7 +15,6 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,7 @@ fn main() -> ExitCode {
     let smoke = args.iter().any(|arg| arg == "--smoke");
     let categories = args.iter().any(|arg| arg == "--categories");
     let divisor = if smoke { 20 } else { 1 };
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let root = support::root();
 
     println!(
         "Match conditions on a generated hour of cluster writes{} (manifest/tests/support/traffic.rs)\n",
@@ -49,13 +48,7 @@ fn main() -> ExitCode {
     let mut tallies = Vec::new();
     let mut evaluation = Duration::ZERO;
     let mut evaluations = 0u32;
-    let mut setups: Vec<String> = std::fs::read_dir(root.join("examples"))
-        .unwrap()
-        .map(|entry| entry.unwrap())
-        .filter(|entry| entry.file_type().unwrap().is_dir())
-        .map(|entry| entry.file_name().into_string().unwrap())
-        .collect();
-    setups.sort();
+    let setups = support::examples();
     // With `stamp: true`, also the two policies `make manifest` writes: the stamping twin and
     // the judging one.
     let setups: Vec<(String, String)> = setups

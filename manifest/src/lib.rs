@@ -1,16 +1,19 @@
-//! The ClusterAdmissionPolicy for a settings file, with the match conditions derived from the
-//! settings ([`conditions`]), and a generated cluster traffic mix to measure how much of a
-//! cluster's writes the conditions send to policy-server ([`traffic`]).
+//! The ClusterAdmissionPolicy for a settings file: the webhook's rules ([`rules_yaml`], which
+//! metadata.yml lists too) with the operations the settings judge, and the match conditions
+//! derived from the settings ([`conditions`]). A generated cluster traffic mix measures how much
+//! of a cluster's writes the conditions send to policy-server (`tests/support/traffic.rs`).
 //!
 //! ```console
 //! make manifest SETTINGS=examples/helm/settings.yaml [NAME=name] [MODE=monitor|protect]
 //! ```
 
 pub mod conditions;
+mod rules;
 
 use single_owner_policy::Settings;
 
 pub use conditions::{MatchCondition, match_conditions};
+pub use rules::{SUBRESOURCES, rules_yaml};
 
 /// The policy module the manifests deploy (`tests` keep it equal to the examples').
 pub const MODULE: &str = "registry://ghcr.io/single-owner-policy/policies/single-owner:v0.2.0";
@@ -186,18 +189,9 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
     }
     let audit = twin != Twin::Stamping;
     yaml.push_str(&format!(
-        "  mutating: {mutating}\n  backgroundAudit: {audit}\n  rules:\n    \
-         - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      resources: [\"*\"]\n      \
-         operations: [\"CREATE\", \"UPDATE\"{}]\n",
-        if deletes { ", \"DELETE\"" } else { "" }
+        "  mutating: {mutating}\n  backgroundAudit: {audit}\n  rules:\n"
     ));
-    let subresources: Vec<String> = SUBRESOURCES
-        .iter()
-        .map(|(resource, subresource)| format!("\"{resource}/{subresource}\""))
-        .collect();
-    yaml.push_str(
-        &OTHER_RULES.replace("@SUBRESOURCES@", &format!("[{}]", subresources.join(", "))),
-    );
+    yaml.push_str(&rules_yaml(settings.judged_operations(), 4));
     yaml.push_str(&match_conditions_yaml(&settings));
     yaml.push_str("  settings:");
     yaml.push_str(&settings_block(settings_yaml)?);
@@ -213,54 +207,6 @@ const NAMESPACE_SELECTOR: &str =
         operator: NotIn
         values: [kube-system, kubewarden]
 ";
-
-/// The subresources the webhook's rules send, UPDATEs only, as `(resource, subresource)`
-/// (`*`: of every resource); the webhook is called for no other subresource.
-pub const SUBRESOURCES: [(&str, &str); 3] = [
-    ("*", "status"),
-    ("namespaces", "finalize"),
-    ("certificatesigningrequests", "approval"),
-];
-
-const OTHER_RULES: &str = r#"    # Status writes of most built-in kinds persist metadata changes (a Pod's, a Namespace's, …),
-    # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
-    # an owner mark (label or annotation) or the offer (see docs/control-plane.md, "Subresources").
-    - apiGroups: ["*"]
-      apiVersions: ["*"]
-      resources: @SUBRESOURCES@
-      operations: ["UPDATE"]
-    # Kubewarden's audit scanner replays existing objects of the kinds these CREATE rules name
-    # (it skips rules with a wildcard), for PolicyReports; see docs/deploying.md, "Visibility". The API
-    # server calls the webhook once per request however many rules match.
-    - apiGroups: ["apiextensions.k8s.io"]
-      apiVersions: ["v1"]
-      resources: ["customresourcedefinitions"]
-      operations: ["CREATE"]
-    - apiGroups: [""]
-      apiVersions: ["v1"]
-      resources: ["namespaces", "serviceaccounts", "services", "configmaps", "secrets"]
-      operations: ["CREATE"]
-    - apiGroups: ["rbac.authorization.k8s.io"]
-      apiVersions: ["v1"]
-      resources: ["clusterroles", "clusterrolebindings", "roles", "rolebindings"]
-      operations: ["CREATE"]
-    - apiGroups: ["apps"]
-      apiVersions: ["v1"]
-      resources: ["deployments"]
-      operations: ["CREATE"]
-    - apiGroups: ["batch"]
-      apiVersions: ["v1"]
-      resources: ["jobs"]
-      operations: ["CREATE"]
-    - apiGroups: ["admissionregistration.k8s.io"]
-      apiVersions: ["v1"]
-      resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
-      operations: ["CREATE"]
-    - apiGroups: ["apiregistration.k8s.io"]
-      apiVersions: ["v1"]
-      resources: ["apiservices"]
-      operations: ["CREATE"]
-"#;
 
 /// The settings file as the value of `settings:`, its comments kept: the file's lines indented
 /// under the key, or ` {}` for a file that holds no settings. A file of several YAML documents

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use single_owner_manifest::Mode;
+use single_owner_policy::dns::is_dns_label;
 
 const USAGE: &str = "usage: manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]";
 
@@ -81,26 +82,21 @@ fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Arguments, Strin
     })
 }
 
-/// `single-owner-<folder>` for a settings file in a folder, `single-owner` otherwise.
+/// The default name for a settings file: after its folder's name (see [`name_after`]).
 fn default_name(path: &Path) -> String {
     let folder = std::fs::canonicalize(path)
         .ok()
         .and_then(|path| Some(path.parent()?.file_name()?.to_str()?.to_owned()));
-    match folder {
-        Some(folder) if is_dns_label(&folder) => format!("single-owner-{folder}"),
-        _ => "single-owner".to_owned(),
-    }
+    name_after(folder.as_deref())
 }
 
-/// Whether `text` may stand in a Kubernetes object name: lower-case alphanumerics and '-'.
-fn is_dns_label(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 50
-        && text
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !text.starts_with('-')
-        && !text.ends_with('-')
+/// `single-owner-<folder>` when that is a DNS label (as the name of an object must be),
+/// `single-owner` otherwise.
+fn name_after(folder: Option<&str>) -> String {
+    folder
+        .map(|folder| format!("single-owner-{folder}"))
+        .filter(|name| is_dns_label(name))
+        .unwrap_or_else(|| "single-owner".to_owned())
 }
 
 #[cfg(test)]
@@ -146,6 +142,23 @@ mod tests {
             (&["s.yaml", "-n", "a"][..], "unknown option -n"),
         ] {
             assert_eq!(parsed(arguments), Err(error.to_owned()), "{arguments:?}");
+        }
+    }
+
+    #[test]
+    fn the_default_name_is_after_the_folder_when_that_makes_a_dns_label() {
+        let longest = "a".repeat(single_owner_policy::dns::LABEL_MAX - "single-owner-".len());
+        for (folder, name) in [
+            (Some("helm"), "single-owner-helm".to_owned()),
+            (Some(longest.as_str()), format!("single-owner-{longest}")),
+            (Some(&*format!("{longest}a")), "single-owner".to_owned()),
+            (Some("Helm"), "single-owner".to_owned()),
+            (Some("my_setup"), "single-owner".to_owned()),
+            (Some("setup-"), "single-owner".to_owned()),
+            (Some(""), "single-owner".to_owned()),
+            (None, "single-owner".to_owned()),
+        ] {
+            assert_eq!(name_after(folder), name, "{folder:?}");
         }
     }
 }

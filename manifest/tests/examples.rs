@@ -1,30 +1,14 @@
 //! The example policies carry the generated match conditions, and the generated manifest for
 //! each example's settings is the example's policy in every field but its own additions.
 
+mod support;
+
 use std::fs;
-use std::path::Path;
 
 use serde::Deserialize;
 use serde_yaml::Value;
-use single_owner_manifest::{MODULE, Mode, manifest, match_conditions, read_settings};
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-/// The examples: each folder of `examples/` with a `settings.yaml`, which carries its policy
-/// beside it.
-fn setups() -> Vec<String> {
-    let mut setups: Vec<String> = fs::read_dir(root().join("examples"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.join("settings.yaml").is_file())
-        .map(|path| path.file_name().unwrap().to_str().unwrap().to_owned())
-        .collect();
-    setups.sort();
-    assert!(setups.len() >= 4, "{setups:?}");
-    setups
-}
+use single_owner_manifest::{MODULE, Mode, manifest, match_conditions, read_settings, rules_yaml};
+use support::{examples, root};
 
 fn read(path: &str) -> String {
     fs::read_to_string(root().join(path)).unwrap()
@@ -39,7 +23,7 @@ fn documents(text: &str) -> Vec<Value> {
 
 #[test]
 fn examples_carry_the_generated_match_conditions() {
-    for setup in setups() {
+    for setup in examples() {
         let Ok(text) = fs::read_to_string(root().join(format!("examples/{setup}/policy.yaml")))
         else {
             panic!("examples/{setup} has no policy.yaml; generate it: {REGENERATE}");
@@ -93,7 +77,7 @@ const REGENERATE: &str = "for d in examples/*/; do s=$(basename $d); f=examples/
 
 #[test]
 fn the_generated_manifest_is_the_example_policy() {
-    for setup in setups() {
+    for setup in examples() {
         let settings_yaml = read(&format!("examples/{setup}/settings.yaml"));
         let generated = manifest(
             &format!("single-owner-{setup}"),
@@ -143,6 +127,140 @@ fn the_generated_manifest_is_the_example_policy() {
                 generated.as_slice(),
                 "{setup}: rules"
             );
+            for extra in &example[generated.len()..] {
+                assert!(auditable(extra), "{setup}: {extra:?} is no audit rule");
+            }
+        }
+    }
+}
+
+/// Whether Kubewarden's audit scanner replays the objects a rule names: it skips rules with a
+/// wildcard in apiGroups, apiVersions or resources, and rules without CREATE.
+fn auditable(rule: &Value) -> bool {
+    let concrete = |field: &str| {
+        rule[field]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .all(|value| !value.as_str().unwrap().contains('*'))
+    };
+    ["apiGroups", "apiVersions", "resources"]
+        .into_iter()
+        .all(concrete)
+        && rule["operations"]
+            .as_sequence()
+            .unwrap()
+            .contains(&Value::from("CREATE"))
+}
+
+/// Every policy, and metadata.yml, has rules the audit scanner replays, for the kinds installers
+/// create: CRDs, RBAC, workloads, configuration, webhooks, API services.
+#[test]
+fn policies_have_rules_the_audit_scanner_replays() {
+    let audited = |rules: &Value| -> Vec<String> {
+        rules
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter(|rule| auditable(rule))
+            .flat_map(|rule| rule["resources"].as_sequence().unwrap().clone())
+            .map(|resource| resource.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let metadata: Value = serde_yaml::from_str(&read("metadata.yml")).unwrap();
+    let kinds = [
+        "customresourcedefinitions",
+        "namespaces",
+        "clusterroles",
+        "clusterrolebindings",
+        "roles",
+        "rolebindings",
+        "serviceaccounts",
+        "deployments",
+        "services",
+        "configmaps",
+        "secrets",
+        "jobs",
+        "validatingwebhookconfigurations",
+        "mutatingwebhookconfigurations",
+        "apiservices",
+    ];
+    let mut rule_lists = vec![("metadata.yml".to_owned(), metadata["rules"].clone())];
+    for setup in examples() {
+        let policy = &documents(&read(&format!("examples/{setup}/policy.yaml")))[0];
+        rule_lists.push((setup.clone(), policy["spec"]["rules"].clone()));
+    }
+    for (name, rules) in &rule_lists {
+        let resources = audited(rules);
+        for kind in kinds {
+            assert!(
+                resources.iter().any(|r| r == kind),
+                "{name}: no audit rule for {kind}"
+            );
+        }
+    }
+    let camel_k = &rule_lists
+        .iter()
+        .find(|(name, _)| name == "camel-k")
+        .unwrap()
+        .1;
+    for kind in [
+        "integrations",
+        "integrationplatforms",
+        "integrationkits",
+        "builds",
+    ] {
+        assert!(
+            audited(camel_k).iter().any(|r| r == kind),
+            "camel-k: {kind}"
+        );
+    }
+}
+
+#[test]
+fn example_policies_agree_with_metadata_and_their_settings_file() {
+    let metadata: Value = serde_yaml::from_str(&read("metadata.yml")).unwrap();
+    for setup in examples() {
+        let file: Value =
+            serde_yaml::from_str(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
+        let policies = documents(&read(&format!("examples/{setup}/policy.yaml")));
+        // With `stamp: true`, two policies: one judges (validating), one only stamps.
+        let twins = file["stamp"].as_bool() == Some(true);
+        assert_eq!(policies.len(), if twins { 2 } else { 1 }, "{setup}");
+        for policy in &policies {
+            let spec = &policy["spec"];
+            let settings = spec["settings"].clone();
+            let mut expected = file.clone();
+            if twins {
+                let stamping = policy["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("-stamp");
+                expected["stamp"] = Value::from(stamping);
+                if stamping {
+                    expected["stampOnly"] = Value::from(true);
+                }
+            }
+            assert_eq!(policy["apiVersion"], "policies.kubewarden.io/v1", "{setup}");
+            assert_eq!(policy["kind"], "ClusterAdmissionPolicy", "{setup}");
+            assert_eq!(settings, expected, "{setup}");
+            // The stamping twin leaves the audit to the judging one.
+            let stamp_only = settings["stampOnly"].as_bool().unwrap_or(false);
+            assert_eq!(
+                spec["backgroundAudit"].as_bool(),
+                Some(metadata["backgroundAudit"].as_bool().unwrap() && !stamp_only),
+                "{setup}"
+            );
+            // The policy may mutate, and evaluates DELETE, only where the settings need it to.
+            let stamps = settings["stamp"].as_bool().unwrap_or(false);
+            assert_eq!(spec["mutating"].as_bool(), Some(stamps), "{setup}");
+            assert!(
+                !stamps || metadata["mutating"].as_bool().unwrap(),
+                "{setup}"
+            );
+            let settings = serde_json::to_vec(&settings).unwrap();
+            let response = single_owner_policy::policy::validate_settings(&settings);
+            assert!(response.valid, "{setup}: {:?}", response.message);
         }
     }
 }
@@ -175,19 +293,27 @@ fn stamping_settings_make_two_policies() {
     assert_eq!(as_json(&stamping["spec"]["settings"]), settings);
 }
 
+/// metadata.yml, which Kubewarden publishes with the module, lists the generator's rules with
+/// every operation the policy can judge, comments included; the Artifact Hub package, which
+/// `kwctl scaffold artifacthub` writes from it, lists the same rules.
 #[test]
-fn generated_rules_are_those_of_metadata_yml() {
-    let metadata: Value = serde_yaml::from_str(&read("metadata.yml")).unwrap();
-    let generated: Value =
-        serde_yaml::from_str(&manifest("x", Mode::Protect, "{}").unwrap()).unwrap();
-    let rules = metadata["rules"].as_sequence().unwrap();
-    let generated = generated["spec"]["rules"].as_sequence().unwrap();
-    assert_eq!(rules.len(), generated.len());
-    for (rule, generated) in rules.iter().zip(generated) {
-        for field in ["apiGroups", "apiVersions", "resources"] {
-            assert_eq!(rule[field], generated[field], "{field}");
-        }
-    }
+fn metadata_yml_and_the_artifact_hub_package_list_the_generated_rules() {
+    let judging =
+        read_settings("writes: Owner\nidentities: [{owners: [\"*\"], users: [u]}]\n").unwrap();
+    let rules = rules_yaml(judging.judged_operations(), 2);
+    let metadata = read("metadata.yml");
+    assert!(
+        metadata.contains(&format!("\nrules:\n{rules}mutating:")),
+        "metadata.yml: its rules are not the generated ones; write them as\nrules:\n{rules}"
+    );
+    let metadata: Value = serde_yaml::from_str(&metadata).unwrap();
+    let package: Value = serde_yaml::from_str(&read("artifacthub-pkg.yml")).unwrap();
+    let packaged: Value =
+        serde_yaml::from_str(package["annotations"]["kubewarden/rules"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        packaged, metadata["rules"],
+        "artifacthub-pkg.yml: kubewarden/rules"
+    );
 }
 
 #[test]

@@ -26,7 +26,7 @@ mod support;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -38,23 +38,9 @@ use single_owner_policy::control_plane::{
     SCHEDULER, Writer,
 };
 use single_owner_policy::{MarkPlace, Settings};
-use support::{Conditions, Verdict, expand_placeholders, settings, traffic, verdict};
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-/// The examples: each folder of `examples/` with a `settings.yaml`, by name.
-fn examples() -> Vec<String> {
-    let mut examples: Vec<String> = fs::read_dir(root().join("examples"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.join("settings.yaml").is_file())
-        .map(|path| path.file_name().unwrap().to_str().unwrap().to_owned())
-        .collect();
-    examples.sort();
-    examples
-}
+use support::{
+    Conditions, Verdict, examples, expand_placeholders, root, settings, traffic, verdict,
+};
 
 /// Every example's settings (with `stamp: true`, those of both policies `make manifest` writes
 /// too) and the defaults, as (name, settings, the payload's JSON).

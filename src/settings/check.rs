@@ -3,9 +3,9 @@
 
 use super::{RENAMED, Settings};
 use crate::control_plane::{KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system};
+use crate::dns::{SUBDOMAIN_MAX, is_dns_subdomain, is_label_char};
 use crate::identity::{
     Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
-    is_dns_subdomain,
 };
 use crate::owner::{Claim, Format, OwnerMark, Place};
 use crate::request::Operation;
@@ -251,11 +251,8 @@ pub(super) fn check_owner_pattern(pattern: &str, settings: &Settings) -> Result<
 /// `${name}`), the `*` lets the template stand for a longer or another name —
 /// `Extension.${namespace}*` would act for `team-ab` as `team-a`.
 pub(super) fn widened_template(pattern: &str) -> Option<String> {
-    fn label(c: char) -> bool {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
-    }
     fn subdomain(c: char) -> bool {
-        label(c) || c == '.'
+        is_label_char(c) || c == '.'
     }
     /// A template, the characters of its value, what it names, and a pattern that uses it well.
     struct Template {
@@ -267,7 +264,7 @@ pub(super) fn widened_template(pattern: &str) -> Option<String> {
     let templates = [
         Template {
             text: NAMESPACE_TEMPLATE,
-            holds: label,
+            holds: is_label_char,
             what: "namespace",
             instead: "Extension.${namespace}.*",
         },
@@ -338,8 +335,8 @@ pub(super) fn check_label_name(name: &str) -> Result<(), String> {
 }
 
 pub(super) fn check_dns_subdomain(prefix: &str) -> Result<(), String> {
-    if prefix.is_empty() || prefix.len() > 253 {
-        return Err("must be 1 to 253 characters".to_owned());
+    if prefix.is_empty() || prefix.len() > SUBDOMAIN_MAX {
+        return Err(format!("must be 1 to {SUBDOMAIN_MAX} characters"));
     }
     if !is_dns_subdomain(prefix) {
         return Err("must be a DNS subdomain: lowercase alphanumerics, '-' and '.'".to_owned());

@@ -24,6 +24,7 @@ pub mod traffic;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::Path;
 use std::rc::Rc;
 
 use cel::{Context, Program, to_value};
@@ -31,6 +32,25 @@ use serde_json::{Map, Value};
 use single_owner_manifest::conditions::TRUSTED_WRITERS;
 use single_owner_manifest::{MatchCondition, match_conditions};
 use single_owner_policy::{Format, MarkPlace, Settings, policy};
+
+/// The repository's root, where `examples/` and `test_data/` are.
+pub fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// The examples, by name: each folder of `examples/` with a `settings.yaml` (beside its
+/// `policy.yaml` and its sample requests), in order — the one list of them.
+pub fn examples() -> Vec<String> {
+    let mut examples: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.join("settings.yaml").is_file())
+        .map(|path| path.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 6, "{examples:?}");
+    examples
+}
 
 /// The compiled match conditions of a setup.
 pub struct Conditions {

@@ -1,0 +1,92 @@
+//! The UPDATE condition: a guarded mark or the offer differs between the sides, in the object's
+//! metadata or in a workload's templates; under `writes: Owner`, also the stored object carries
+//! a guarded mark.
+
+use single_owner_policy::Settings;
+use single_owner_policy::template::{Place, TEMPLATES};
+
+use super::Keys;
+use super::expr::{Expr, and, atom, or, quote, strings};
+use super::marks::{
+    METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select,
+};
+
+/// The condition, named: an UPDATE is sent when it changes a guarded mark or the offer, or
+/// under `writes: Owner` when the stored object carries a guarded mark.
+pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr) {
+    let writes = settings.judges_writes();
+    let mut update: Vec<Expr> = keys
+        .maps(Some(&settings.offer_annotation))
+        .into_iter()
+        .map(|(map, keys)| map_differs(&[METADATA, map], &keys))
+        .collect();
+    update.push(and([not_subresource(), templates_differ(keys)]));
+    if writes {
+        update.push(and([not_subresource(), carries(OLD, keys, None)]));
+    }
+    let name = match writes {
+        true => "update-changes-owner-mark-or-offer-or-keeps-owner",
+        false => "update-changes-owner-mark-or-offer",
+    };
+    (
+        name,
+        or([atom("request.operation != 'UPDATE'"), or(update)]),
+    )
+}
+
+/// Whether a guarded mark of a template differs between the sides of an UPDATE of a workload:
+/// for a list of templates, whether either side's list carries one.
+pub(super) fn templates_differ(keys: &Keys) -> Expr {
+    or(TEMPLATES.iter().map(|(kinds, places)| {
+        let places = places.iter().map(|place| match *place {
+            Place::One(path) => or(keys.maps(None).into_iter().map(|(map, keys)| {
+                let at: Vec<&str> = path.iter().copied().chain([METADATA, map]).collect();
+                map_differs(&at, &keys)
+            })),
+            Place::Each { .. } => or([
+                place_carries(OLD, place, keys),
+                place_carries(NEW, place, keys),
+            ]),
+        });
+        and([kind_is(kinds), or(places)])
+    }))
+}
+
+/// The map at `path` of `side`, or `{}` where `side` has none.
+fn map_or_empty(side: &str, path: &[&str]) -> Expr {
+    Expr::Cond(
+        Box::new(and([atom(format!("{side} != null")), present(side, path)])),
+        Box::new(atom(select(side, path))),
+        Box::new(atom("{}")),
+    )
+}
+
+/// Whether one of `keys` of the map at `path` (of the objects, or of a template in them) differs
+/// between the sides: set on one side only, or to another value. Each side's map is read once,
+/// bound by a one-element list, and is `{}` where a side has none (`null` on CREATE and DELETE).
+pub(super) fn map_differs(path: &[&str], keys: &[&str]) -> Expr {
+    let key = match keys {
+        [key] => quote(key),
+        _ => "key".to_owned(),
+    };
+    let differs = or([
+        atom(format!("({key} in before) != ({key} in after)")),
+        and([
+            atom(format!("{key} in before")),
+            atom(format!("before[{key}] != after[{key}]")),
+        ]),
+    ]);
+    let differs = match keys {
+        [_] => differs,
+        keys => Expr::Exists(Box::new(strings(keys.iter())), key, Box::new(differs)),
+    };
+    Expr::Exists(
+        Box::new(Expr::List(vec![map_or_empty(OLD, path)])),
+        "before".to_owned(),
+        Box::new(Expr::Exists(
+            Box::new(Expr::List(vec![map_or_empty(NEW, path)])),
+            "after".to_owned(),
+            Box::new(differs),
+        )),
+    )
+}

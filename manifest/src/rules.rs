@@ -1,0 +1,106 @@
+//! The webhook's rules: which requests the API server sends to the policy at all, before the
+//! match conditions. The one list of them: a generated policy has them with the operations its
+//! settings judge, and metadata.yml with every operation the policy can judge (a test keeps it
+//! equal to [`rules_yaml`]).
+
+/// The subresources the webhook's rules send, UPDATEs only, as `(resource, subresource)`
+/// (`*`: of every resource); the webhook is called for no other subresource.
+pub const SUBRESOURCES: [(&str, &str); 3] = [
+    ("*", "status"),
+    ("namespaces", "finalize"),
+    ("certificatesigningrequests", "approval"),
+];
+
+/// Why the subresources are sent, above their rule.
+const SUBRESOURCES_COMMENT: &str = "\
+# Status writes of most built-in kinds persist metadata changes (a Pod's, a Namespace's, …),
+# and so do a Namespace's finalize and a CSR's approval: they are judged when they change
+# an owner mark (label or annotation) or the offer (see docs/control-plane.md, \"Subresources\").";
+
+/// The kinds, at `v1`, whose CREATEs are named so that Kubewarden's audit scanner replays their
+/// objects, as `(API group, resources)`.
+const AUDITED: [(&str, &[&str]); 7] = [
+    ("apiextensions.k8s.io", &["customresourcedefinitions"]),
+    (
+        "",
+        &[
+            "namespaces",
+            "serviceaccounts",
+            "services",
+            "configmaps",
+            "secrets",
+        ],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        &[
+            "clusterroles",
+            "clusterrolebindings",
+            "roles",
+            "rolebindings",
+        ],
+    ),
+    ("apps", &["deployments"]),
+    ("batch", &["jobs"]),
+    (
+        "admissionregistration.k8s.io",
+        &[
+            "validatingwebhookconfigurations",
+            "mutatingwebhookconfigurations",
+        ],
+    ),
+    ("apiregistration.k8s.io", &["apiservices"]),
+];
+
+/// Why the audited kinds are named, above their rules.
+const AUDITED_COMMENT: &str = "\
+# Kubewarden's audit scanner replays existing objects of the kinds these CREATE rules name
+# (it skips rules with a wildcard), for PolicyReports; see docs/deploying.md, \"Visibility\". The API
+# server calls the webhook once per request however many rules match.";
+
+/// The rules as the items of a YAML `rules:` list, each line indented by `indent` spaces:
+/// every resource with `operations` (those the policy judges), the [`SUBRESOURCES`]' UPDATEs,
+/// and the CREATEs of the audited kinds.
+pub fn rules_yaml(operations: &[&str], indent: usize) -> String {
+    let mut rules = vec![rule("*", "*", &["*"], operations)];
+    let subresources: Vec<String> = SUBRESOURCES
+        .iter()
+        .map(|(resource, subresource)| format!("{resource}/{subresource}"))
+        .collect();
+    rules.push(comment(SUBRESOURCES_COMMENT));
+    rules.push(rule("*", "*", &subresources, &["UPDATE"]));
+    rules.push(comment(AUDITED_COMMENT));
+    for (group, resources) in AUDITED {
+        rules.push(rule(group, "v1", resources, &["CREATE"]));
+    }
+    let pad = " ".repeat(indent);
+    rules
+        .concat()
+        .lines()
+        .map(|line| format!("{pad}{line}\n"))
+        .collect()
+}
+
+/// One rule, as a list item.
+fn rule(group: &str, version: &str, resources: &[impl AsRef<str>], operations: &[&str]) -> String {
+    format!(
+        "- apiGroups: {}\n  apiVersions: {}\n  resources: {}\n  operations: {}\n",
+        flow([group]),
+        flow([version]),
+        flow(resources),
+        flow(operations)
+    )
+}
+
+fn comment(text: &str) -> String {
+    format!("{text}\n")
+}
+
+/// A YAML flow sequence of strings: `["a", "b"]`.
+fn flow<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let items: Vec<String> = items
+        .into_iter()
+        .map(|item| format!("\"{}\"", item.as_ref()))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
