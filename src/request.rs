@@ -17,6 +17,6 @@ mod object;
 mod text;
 
 pub use admission::{AdmissionRequest, DeleteOptions, ObjectScope, Operation, UserInfo};
-pub use object::{Labels, Metadata, Object};
+pub use object::{Labels, Metadata, Object, Template};
 pub use text::Text;
 pub(crate) use text::null_as_default;

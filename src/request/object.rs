@@ -21,7 +21,7 @@ pub struct Object<'a> {
     /// The other top-level fields (`apiVersion`, `spec`, `data`, `status`, …), unparsed.
     pub fields: Vec<(Text<'a>, &'a RawValue)>,
     /// The workload templates read from `spec`, once, on demand ([`crate::template`]).
-    pub(crate) templates: OnceCell<Result<Vec<crate::template::Template<'a>>, String>>,
+    templates: OnceCell<Result<Vec<Template<'a>>, String>>,
     /// The decoded values of the annotations that owner marks name, once, on demand.
     marks: OnceCell<Result<Labels<'a>, String>>,
 }
@@ -47,6 +47,18 @@ impl<'a> Object<'a> {
             Ok(values)
         });
         decoded.as_ref().map_err(Clone::clone)
+    }
+
+    /// The object's templates, read by `read` on the first call and kept: every call reads the
+    /// same templates, those of the object's kind ([`crate::template`]).
+    pub fn templates(
+        &self,
+        read: impl FnOnce() -> Result<Vec<Template<'a>>, String>,
+    ) -> Result<&[Template<'a>], String> {
+        self.templates
+            .get_or_init(read)
+            .as_deref()
+            .map_err(Clone::clone)
     }
 
     /// A top-level field, as it was sent.
@@ -88,6 +100,17 @@ impl Metadata<'_> {
             .map(Some)
             .map_err(|error| format!("metadata.annotations.{key}: {error}"))
     }
+}
+
+/// One template of an object and the labels and annotations it carries.
+#[derive(Debug)]
+pub struct Template<'a> {
+    /// Where it is, as messages name it: `spec.template`, `spec.volumeClaimTemplates[data]`, …
+    pub place: String,
+    /// The labels it gives what is made from it.
+    pub labels: Labels<'a>,
+    /// The annotations it gives what is made from it.
+    pub annotations: Labels<'a>,
 }
 
 /// An object's labels.
