@@ -1,25 +1,28 @@
 //! single-owner-policy: a Kubewarden policy that keeps every Kubernetes object to one owner.
 //!
 //! This file is only the waPC glue; [`policy`] turns payloads into responses. The modules form
-//! a DAG, each using only those above it:
+//! a DAG (`tests/architecture.rs` checks it): each uses the modules it hangs under and those in
+//! its parentheses, all above it.
 //!
 //! ```text
-//! request                      the lean view of an AdmissionRequest
+//! request                      the lean view of an AdmissionRequest: the request itself, its
+//! │                            objects and their metadata, strings and optional fields
 //! ├── owner                    owner marks (labels, annotations), claims and owners
 //! │   └── scope                the scope table
 //! ├── identity                 identities: which owners a requester acts for
+//! │   └── control_plane        the trusted control plane and its table
 //! ├── template                 the templates of workloads, read on demand
-//! ├── deletion                 the writes that finish a deletion under way
-//! └── control_plane (identity) the trusted control plane and its table
-//! settings  (owner, identity, control_plane)  the settings document and its validation
+//! └── deletion                 the writes that finish a deletion under way
+//! handoff, mutation            the offer table; the mutated object (they use no other module)
+//! settings  (request, owner, identity, control_plane)  the settings document, its validation
 //! violation (request, owner)   the rules' names and the one shape of a denial
 //! transition (owner, settings, violation)   the transition table
-//! handoff, mutation            the offer table; the mutated object
 //! decision  (all of the above) read, judge, decide; a module per rule beneath it
 //! ├── sides                    which requests are judged, on which objects
 //! ├── one_owner, acting        one owner across marks; identities, writes: Owner, stamping
 //! └── offers, audit            the offer rules; the audit replay
-//! policy    (decision)         exemptions and Kubewarden's responses, at the edge
+//! policy    (decision, and request, mutation, settings, violation)   exemptions and
+//!                              Kubewarden's responses, at the edge
 //! ```
 
 pub mod control_plane;
