@@ -1,6 +1,7 @@
 //! An object of a request: its `metadata` parsed (name, labels, finalizers, deletion;
 //! annotations as raw values, of which only the guarded ones are decoded, on demand) and its
-//! other fields kept as the raw JSON text they were sent as.
+//! other fields kept as the raw JSON text they were sent as; its templates, once read from them
+//! ([`crate::template`]), kept with it.
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
