@@ -1,26 +1,34 @@
 //! single-owner-policy: a Kubewarden policy that keeps every Kubernetes object to one owner.
 //!
 //! This file is only the waPC glue; [`policy`] turns payloads into responses. The modules form
-//! a DAG, each using only those above it:
+//! a DAG (`tests/architecture.rs` checks it): each uses the modules it hangs under and those in
+//! its parentheses, all above it.
 //!
 //! ```text
 //! dns                          Kubernetes' DNS names: labels, subdomains
-//! request                      the lean view of an AdmissionRequest
+//! request                      the lean view of an AdmissionRequest: the request itself, its
+//! │                            objects and their metadata, strings and optional fields
 //! ├── owner                    owner marks (labels, annotations), claims and owners
-//! │   └── scope                the scope table
-//! ├── identity                 identities: which owners a requester acts for
+//! │   └── scope                the scope table: where an owner may own objects
+//! ├── identity (dns)           identities: which owners a requester acts for
+//! │   └── control_plane        the trusted control plane and its table
 //! ├── template                 the templates of workloads, read on demand
-//! ├── deletion                 the writes that finish a deletion under way
-//! └── control_plane (identity) the trusted control plane and its table
-//! settings  (owner, identity, control_plane)  the settings document and its validation
-//! violation (request, owner)   the rules' names and the one shape of a denial
-//! transition (owner, settings, violation)   the transition table
-//! handoff, mutation            the offer table; the mutated object
-//! decision  (all of the above) read, judge, decide; a module per rule beneath it
-//! ├── sides                    which requests are judged, on which objects
-//! ├── one_owner, acting        one owner across marks; identities, writes: Owner, stamping
-//! └── offers, audit            the offer rules; the audit replay
-//! policy    (decision)         exemptions and Kubewarden's responses, at the edge
+//! └── deletion                 the writes that finish a deletion under way
+//! offer                        the offer annotation's format
+//! settings  (request, owner, identity, control_plane, dns)   the settings, their validation
+//! violation (request, owner, identity, scope, offer)   the rules, the typed reasons and the
+//!                              one shape of a denial
+//! facts     (all of the above) what the rules read of a request, once
+//! ├── requester                the identity rules: what a requester may do for an owner
+//! │   └── writes               `writes: Owner`
+//! ├── one_owner                one owner across marks
+//! ├── handoff (requester)      the offer table and rule, and an offer's part in a transition
+//! │   ├── transition           the transition table and rule
+//! │   └── audit (one_owner)    the audit replay
+//! └── mutation                 stamping, and removing a consumed offer
+//! decision  (the rules above, control_plane)   reads once and composes the rules
+//! policy    (decision, and request, mutation, settings, violation)   exemptions and
+//!                              Kubewarden's responses, at the edge
 //! ```
 
 mod audit;

@@ -339,7 +339,7 @@ mod tests {
     }
 
     #[test]
-    fn the_three_owner_shapes_are_accepted() {
+    fn marks_with_kinds_in_the_value_a_kind_key_or_an_opaque_id_are_accepted() {
         let settings = parse(
             r#"{"ownerMarks": [
                 {"label": "appID", "clusterKinds": ["ClusterExtension"], "namespacedKinds": ["Extension"]},

@@ -23,6 +23,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+pub(crate) use crate::request::Template;
 use crate::request::{Labels, Object, Text, null_as_default};
 
 /// Where a workload kind keeps a template: its metadata's labels and annotations are what the policy reads.
@@ -90,17 +91,6 @@ pub const TEMPLATES: [Workloads; 4] = [
     ),
 ];
 
-/// One template of an object and the labels and annotations it carries.
-#[derive(Debug)]
-pub(crate) struct Template<'a> {
-    /// Where it is, as messages name it: `spec.template`, `spec.volumeClaimTemplates[data]`, …
-    pub place: String,
-    /// The labels it gives what is made from it.
-    pub labels: Labels<'a>,
-    /// The annotations it gives what is made from it.
-    pub annotations: Labels<'a>,
-}
-
 /// The places of a kind's templates.
 fn places<'t>(group: &'t str, kind: &'t str) -> impl Iterator<Item = &'static Place> + 't {
     TEMPLATES
@@ -120,14 +110,13 @@ pub(crate) fn templates<'a>(
     kind: &str,
     object: &'a Object<'a>,
 ) -> Result<&'a [Template<'a>], String> {
-    let read = object.templates.get_or_init(|| {
+    object.templates(|| {
         let mut templates = Vec::new();
         for place in places(group, kind) {
             read(object, place, &mut templates)?;
         }
         Ok(templates)
-    });
-    read.as_deref().map_err(Clone::clone)
+    })
 }
 
 /// Reads the templates at `place` of `object` into `templates`.
