@@ -317,6 +317,7 @@ impl Settings {
 mod tests {
     use super::check::may_be_service_account;
     use super::*;
+    use crate::request::Operation;
 
     fn parse(json: &str) -> Result<Settings, String> {
         Settings::from_json(json.as_bytes()).and_then(|settings| {
@@ -652,7 +653,31 @@ mod tests {
             ]}"#,
         )
         .unwrap();
-        assert_eq!(settings.trusted_writers.len(), 2);
+        let strings = |list: &[&str]| list.iter().map(|&item| item.to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            settings.trusted_writers,
+            [
+                TrustedWriter {
+                    users: strings(&["system:serviceaccount:openshift-service-ca:service-ca"]),
+                    resources: strings(&[
+                        "secrets",
+                        "configmaps",
+                        "apiservices.apiregistration.k8s.io",
+                        "mutatingwebhookconfigurations.admissionregistration.k8s.io"
+                    ]),
+                    operations: vec![Operation::Create, Operation::Update],
+                },
+                TrustedWriter {
+                    users: strings(&[
+                        "system:k3s-controller",
+                        "system:serviceaccount:kube-system:cloud-node-manager",
+                        "system:serviceaccount:openshift-*:*"
+                    ]),
+                    resources: strings(&["*", "nodes/status"]),
+                    operations: vec![Operation::Delete],
+                },
+            ]
+        );
     }
 
     #[test]
