@@ -20,11 +20,13 @@
 //! ├── one_owner, acting        one owner across marks; identities, writes: Owner, stamping
 //! └── offers, audit            the offer rules; the audit replay
 //! policy    (decision)         exemptions and Kubewarden's responses, at the edge
+//! error_path                   the path of the field a JSON error is in, for messages
 //! ```
 
 pub mod control_plane;
 mod decision;
 mod deletion;
+mod error_path;
 mod handoff;
 mod identity;
 mod mutation;
