@@ -23,6 +23,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+use crate::error_path;
 use crate::request::{Labels, Object, Text, null_as_default};
 
 /// Where a workload kind keeps a template: its metadata's labels and annotations are what the policy reads.
@@ -221,16 +222,15 @@ fn template_at<'a>(value: &'a RawValue, place: String) -> Result<Template<'a>, S
 
 /// The labels and annotations of a template (its `metadata`), `place` naming it in errors.
 fn metadata<'a>(template: &'a RawValue, place: &str) -> Result<MetaFields<'a>, String> {
-    let mut deserializer = serde_json::Deserializer::from_slice(template.get().as_bytes());
-    let meta: Option<Meta<'a>> =
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let path = error.path().to_string();
-            let error = without_position(error.inner());
-            match path.as_str() {
-                "." => format!("{place}: {error}"),
-                path => format!("{place}.{path}: {error}"),
-            }
-        })?;
+    let json = template.get().as_bytes();
+    let meta: Option<Meta<'a>> = serde_json::from_slice(json).map_err(|error| {
+        let path = error_path::path(json, &error);
+        let error = without_position(&error);
+        match path.as_str() {
+            "" => format!("{place}: {error}"),
+            path => format!("{place}.{path}: {error}"),
+        }
+    })?;
     Ok(meta.map(|meta| meta.metadata).unwrap_or_default())
 }
 
