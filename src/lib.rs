@@ -4,6 +4,7 @@
 //! a DAG, each using only those above it:
 //!
 //! ```text
+//! error_path                   the field a JSON error is in, for messages (no uses)
 //! request                      the lean view of an AdmissionRequest
 //! ├── owner                    owner marks (labels, annotations), claims and owners
 //! │   └── scope                the scope table
@@ -20,7 +21,6 @@
 //! ├── one_owner, acting        one owner across marks; identities, writes: Owner, stamping
 //! └── offers, audit            the offer rules; the audit replay
 //! policy    (decision)         exemptions and Kubewarden's responses, at the edge
-//! error_path                   the path of the field a JSON error is in, for messages
 //! ```
 
 pub mod control_plane;
