@@ -14,6 +14,21 @@ pub(crate) fn explain(json: &[u8], error: &serde_json::Error) -> String {
     }
 }
 
+/// The document as text, checked to be UTF-8 once so that serde_json need not check each string
+/// it reads (which it does not do for text). Otherwise the error serde_json gives a string that
+/// is not UTF-8, placed after the first byte that is wrong, with the path of its field.
+pub(crate) fn utf8(json: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(json).map_err(|error| {
+        let wrong = error.valid_up_to();
+        let (line, column) = position(json, wrong + 1);
+        let message = format!("invalid unicode code point at line {line} column {column}");
+        match path_at(&json[..wrong], Reading::Exact, false) {
+            path if path.is_empty() => message,
+            path => format!("{path}: {message}"),
+        }
+    })
+}
+
 /// The path of the field `error` is in, such as `request.object.metadata.labels.appID` or
 /// `identities[0].access`; empty at the top level.
 pub(crate) fn path(json: &[u8], error: &serde_json::Error) -> String {
@@ -52,6 +67,20 @@ fn offset(json: &[u8], line: usize, column: usize) -> usize {
             .map_or(json.len(), |(at, _)| at + 1),
     };
     (start + column).min(json.len())
+}
+
+/// The serde_json position (line from 1, column in bytes) of byte `offset`.
+fn position(json: &[u8], offset: usize) -> (usize, usize) {
+    let before = &json[..offset];
+    let start = before
+        .iter()
+        .rposition(|byte| *byte == b'\n')
+        .map_or(0, |at| at + 1);
+    let lines = before[..start]
+        .iter()
+        .filter(|byte| **byte == b'\n')
+        .count();
+    (1 + lines, offset - start)
 }
 
 /// A JSON container open at the position, with the value being read in it.
@@ -277,6 +306,14 @@ mod tests {
         assert_eq!(offset(json, 3, 3), 12);
         assert_eq!(offset(json, 0, 0), 0);
         assert_eq!(offset(json, 9, 0), json.len());
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_placed_as_serde_json_places_it() {
+        let json = b"{\"a\": [\n \"\xff\"]}";
+        let error = serde_json::from_slice::<serde_json::Value>(json).unwrap_err();
+        assert_eq!(utf8(json), Err(format!("a[0]: {error}")));
+        assert_eq!(utf8(b"{}"), Ok("{}"));
     }
 
     #[test]

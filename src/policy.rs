@@ -75,14 +75,16 @@ struct ValidatePayload<'a> {
 impl<'a> ValidatePayload<'a> {
     /// Parses a payload. On error, the message names the path of the offending field.
     fn from_json(json: &'a [u8]) -> Result<Self, String> {
-        serde_json::from_slice(json).map_err(|error| {
-            if json.trim_ascii_start().starts_with(b"[") {
-                return "the payload must be a JSON object with `request` and `settings`, not an \
-                        array"
-                    .to_owned();
-            }
-            error_path::explain(json, &error)
-        })
+        error_path::utf8(json)
+            .and_then(|text| {
+                serde_json::from_str(text).map_err(|error| error_path::explain(json, &error))
+            })
+            .map_err(|why| match json.trim_ascii_start().starts_with(b"[") {
+                true => "the payload must be a JSON object with `request` and `settings`, not \
+                         an array"
+                    .to_owned(),
+                false => why,
+            })
     }
 }
 

@@ -199,11 +199,12 @@ impl Settings {
     pub fn from_json(json: &[u8]) -> Result<Settings, String> {
         // The document is looked at first for what the types cannot say: renamed settings,
         // and arrays where objects belong (serde reads a struct from an array of its fields).
+        let text = error_path::utf8(json)?;
         let document: serde_json::Value =
-            serde_json::from_slice(json).map_err(|error| error.to_string())?;
+            serde_json::from_str(text).map_err(|error| error.to_string())?;
         check_objects(&document)?;
         let settings: Option<Settings> =
-            serde_json::from_slice(json).map_err(|error| error_path::explain(json, &error))?;
+            serde_json::from_str(text).map_err(|error| error_path::explain(json, &error))?;
         Ok(settings.unwrap_or_default())
     }
 
