@@ -193,7 +193,7 @@ fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a R
     let mut value = value;
     let mut walked = here.to_owned();
     for key in path {
-        let mut deserializer = serde_json::Deserializer::from_slice(value.get().as_bytes());
+        let mut deserializer = serde_json::Deserializer::from_str(value.get());
         let found = Field(key)
             .deserialize(&mut deserializer)
             .map_err(|error| format!("{walked}: {}", without_position(&error)))?;
@@ -222,9 +222,9 @@ fn template_at<'a>(value: &'a RawValue, place: String) -> Result<Template<'a>, S
 
 /// The labels and annotations of a template (its `metadata`), `place` naming it in errors.
 fn metadata<'a>(template: &'a RawValue, place: &str) -> Result<MetaFields<'a>, String> {
-    let json = template.get().as_bytes();
-    let meta: Option<Meta<'a>> = serde_json::from_slice(json).map_err(|error| {
-        let path = error_path::path(json, &error);
+    let json = template.get();
+    let meta: Option<Meta<'a>> = serde_json::from_str(json).map_err(|error| {
+        let path = error_path::path(json.as_bytes(), &error);
         let error = without_position(&error);
         match path.as_str() {
             "" => format!("{place}: {error}"),
@@ -235,7 +235,7 @@ fn metadata<'a>(template: &'a RawValue, place: &str) -> Result<MetaFields<'a>, S
 }
 
 fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, String> {
-    serde_json::from_slice(raw.get().as_bytes()).map_err(|error| without_position(&error))
+    serde_json::from_str(raw.get()).map_err(|error| without_position(&error))
 }
 
 /// A serde_json error without its position, which is in the template, not the request.
