@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! error_path                   the field a JSON error is in, for messages (no uses)
+//! lookup                       a key's value in the text of a JSON object (no uses)
 //! request                      the lean view of an AdmissionRequest
 //! ├── owner                    owner marks (labels, annotations), claims and owners
 //! │   └── scope                the scope table
@@ -29,6 +30,7 @@ mod deletion;
 mod error_path;
 mod handoff;
 mod identity;
+mod lookup;
 mod mutation;
 mod owner;
 pub mod policy;

@@ -24,6 +24,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::error_path;
+use crate::lookup;
 use crate::request::{Labels, Object, Text, null_as_default};
 
 /// Where a workload kind keeps a template: its metadata's labels and annotations are what the policy reads.
@@ -143,7 +144,7 @@ fn read<'a>(
     let Some(root) = object.field(top) else {
         return Ok(());
     };
-    let Some(value) = at(root, path, top)? else {
+    let Some(value) = at(root.get(), path, top)? else {
         return Ok(());
     };
     let at_place = |place: &str| join(top, path, place);
@@ -157,13 +158,13 @@ fn read<'a>(
                 parse(value).map_err(|error| format!("{list}: {error}"))?;
             for (index, item) in items.into_iter().flatten().enumerate() {
                 let here = format!("{list}[{index}]");
-                let named = match at(item, name, &here)? {
+                let named = match at(item.get(), name, &here)? {
                     Some(raw) => parse::<Option<Text>>(raw)
                         .map_err(|error| format!("{here}.{}: {error}", name.join(".")))?
                         .unwrap_or_default(),
                     None => Text::default(),
                 };
-                let Some(value) = at(item, template, &here)? else {
+                let Some(value) = at(item.get(), template, &here)? else {
                     continue;
                 };
                 let place = join(&format!("{list}[{named}]"), template, "");
@@ -187,19 +188,24 @@ fn join(first: &str, rest: &[&str], last: &str) -> String {
     path
 }
 
-/// The value at `path` below `value` (named `here` in errors); `None` where a field is missing
-/// or `null`.
-fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a RawValue>, String> {
+/// The text from the value at `path` below `value` on (named `here` in errors; the rest of
+/// the text follows the value, see [`lookup::field`]); `None` where a field is missing or
+/// `null`. Each key is looked up in the text, reading no value after it.
+fn at<'a>(value: &'a str, path: &[&str], here: &str) -> Result<Option<&'a str>, String> {
     let mut value = value;
     let mut walked = here.to_owned();
     for key in path {
-        let mut deserializer = serde_json::Deserializer::from_str(value.get());
-        let found = Field(key)
-            .deserialize(&mut deserializer)
-            .map_err(|error| format!("{walked}: {}", without_position(&error)))?;
-        match found {
-            Some(found) if found.get() != "null" => value = found,
-            _ => return Ok(None),
+        match lookup::field(value, key) {
+            Some(Some(found)) => value = found,
+            Some(None) => return Ok(None),
+            // Not an object: serde_json says what it is.
+            None => {
+                let mut deserializer = serde_json::Deserializer::from_str(value);
+                let error = Field(key).deserialize(&mut deserializer).err();
+                let error =
+                    error.map_or_else(|| "expected a map".to_owned(), |e| without_position(&e));
+                return Err(format!("{walked}: {error}"));
+            }
         }
         walked.push('.');
         walked.push_str(key);
@@ -208,7 +214,7 @@ fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a R
 }
 
 /// The template at `place`, whose text is `value`.
-fn template_at<'a>(value: &'a RawValue, place: String) -> Result<Template<'a>, String> {
+fn template_at<'a>(value: &'a str, place: String) -> Result<Template<'a>, String> {
     let MetaFields {
         labels,
         annotations,
@@ -221,21 +227,36 @@ fn template_at<'a>(value: &'a RawValue, place: String) -> Result<Template<'a>, S
 }
 
 /// The labels and annotations of a template (its `metadata`), `place` naming it in errors.
-fn metadata<'a>(template: &'a RawValue, place: &str) -> Result<MetaFields<'a>, String> {
-    let json = template.get();
-    let meta: Option<Meta<'a>> = serde_json::from_str(json).map_err(|error| {
+/// Only the metadata is read: the template's `spec` is stepped over ([`lookup`]).
+fn metadata<'a>(template: &'a str, place: &str) -> Result<MetaFields<'a>, String> {
+    match lookup::field(template, "metadata") {
+        Some(None) => Ok(MetaFields::default()),
+        Some(Some(metadata)) => {
+            parse_at::<Option<MetaFields>>(metadata, &format!("{place}.metadata"))
+                .map(Option::unwrap_or_default)
+        }
+        // Not an object: serde_json says what it is.
+        None => parse_at::<Option<Meta>>(template, place)
+            .map(|meta| meta.map(|meta| meta.metadata).unwrap_or_default()),
+    }
+}
+
+/// Parses the value `json` starts with, an error named by its path below `place`.
+fn parse_at<'a, T: Deserialize<'a>>(json: &'a str, place: &str) -> Result<T, String> {
+    T::deserialize(&mut serde_json::Deserializer::from_str(json)).map_err(|error| {
         let path = error_path::path(json.as_bytes(), &error);
         let error = without_position(&error);
         match path.as_str() {
             "" => format!("{place}: {error}"),
             path => format!("{place}.{path}: {error}"),
         }
-    })?;
-    Ok(meta.map(|meta| meta.metadata).unwrap_or_default())
+    })
 }
 
-fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, String> {
-    serde_json::from_str(raw.get()).map_err(|error| without_position(&error))
+/// Parses the value `json` starts with.
+fn parse<'a, T: Deserialize<'a>>(json: &'a str) -> Result<T, String> {
+    T::deserialize(&mut serde_json::Deserializer::from_str(json))
+        .map_err(|error| without_position(&error))
 }
 
 /// A serde_json error without its position, which is in the template, not the request.
