@@ -230,9 +230,9 @@ fn string_end(text: &[u8], mut at: usize) -> usize {
 
 /// A key as its JSON string says it; as sent when it cannot be decoded (cut off by the error).
 fn key_text(quoted: &[u8]) -> String {
-    serde_json::from_slice(quoted).unwrap_or_else(|_| {
-        String::from_utf8_lossy(quoted.strip_prefix(b"\"").unwrap_or(quoted)).into_owned()
-    })
+    let quoted = String::from_utf8_lossy(quoted);
+    serde_json::from_str(&quoted)
+        .unwrap_or_else(|_| quoted.strip_prefix('"').unwrap_or(&quoted).to_owned())
 }
 
 #[cfg(test)]
