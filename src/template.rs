@@ -17,10 +17,7 @@
 //! kind's status strategy keeps the stored `spec`), so they are read on writes of the object
 //! itself only.
 
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error_path;
@@ -198,12 +195,10 @@ fn at<'a>(value: &'a str, path: &[&str], here: &str) -> Result<Option<&'a str>, 
         match lookup::field(value, key) {
             Some(Some(found)) => value = found,
             Some(None) => return Ok(None),
-            // Not an object: serde_json says what it is.
+            // Not an object: serde_json says what it is (read as a map, as labels are).
             None => {
-                let mut deserializer = serde_json::Deserializer::from_str(value);
-                let error = Field(key).deserialize(&mut deserializer).err();
-                let error =
-                    error.map_or_else(|| "expected a map".to_owned(), |e| without_position(&e));
+                let error = parse::<Option<Labels>>(value).err();
+                let error = error.unwrap_or_else(|| "expected a map".to_owned());
                 return Err(format!("{walked}: {error}"));
             }
         }
@@ -266,45 +261,6 @@ fn without_position(error: &serde_json::Error) -> String {
         .next()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// Finds one field of a JSON object, skipping the others; `None` for `null` or a missing field.
-struct Field<'k>(&'k str);
-
-impl<'de, 'k> DeserializeSeed<'de> for Field<'k> {
-    type Value = Option<&'de RawValue>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_option(self)
-    }
-}
-
-impl<'de, 'k> Visitor<'de> for Field<'k> {
-    type Value = Option<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a map")
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut found = None;
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            if *key == *self.0 && found.is_none() {
-                found = Some(map.next_value::<&RawValue>()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
 }
 
 /// A template's metadata: its labels and annotations.
@@ -382,12 +338,29 @@ mod tests {
 
     #[test]
     fn a_template_that_breaks_its_kinds_schema_is_named() {
-        let json = json!({"spec": {"template": {"metadata": {"labels": ["o"]}}}}).to_string();
-        let object: Object = serde_json::from_str(&json).unwrap();
-        let error = templates("apps", "Deployment", &object).unwrap_err();
-        assert_eq!(
-            error,
-            "spec.template.metadata.labels: invalid type: sequence, expected a map"
-        );
+        #[rustfmt::skip]
+        let rows = [
+            ("apps", "Deployment", json!({"spec": {"template": {"metadata": {"labels": ["o"]}}}}),
+             "spec.template.metadata.labels: invalid type: sequence, expected a map"),
+            ("apps", "Deployment", json!({"spec": {"template": {"metadata": 5}}}),
+             "spec.template.metadata: invalid type: integer `5`, expected struct MetaFields"),
+            ("apps", "Deployment", json!({"spec": {"template": "x"}}),
+             "spec.template: invalid type: string \"x\", expected struct Meta"),
+            ("apps", "Deployment", json!({"spec": ["template"]}),
+             "spec: invalid type: sequence, expected a map"),
+            ("", "Pod", json!({"spec": {"volumes": [{"name": "a"}, 5]}}),
+             "spec.volumes[1]: invalid type: integer `5`, expected a map"),
+            ("", "Pod", json!({"spec": {"volumes": [{"name": "a", "ephemeral": true}]}}),
+             "spec.volumes[0].ephemeral: invalid type: boolean `true`, expected a map"),
+        ];
+        for (group, kind, object, expected) in rows {
+            let json = object.to_string();
+            let object: Object = serde_json::from_str(&json).unwrap();
+            assert_eq!(
+                templates(group, kind, &object).unwrap_err(),
+                expected,
+                "{json}"
+            );
+        }
     }
 }
