@@ -8,7 +8,8 @@
 /// The text from the value of `key` in `object` (valid JSON) on: the value, then the rest of
 /// `object`, for a reader that stops at the value's end. `Some(None)` when the key is missing
 /// or `null` (as is `object` itself), `None` when `object` is not an object (the caller asks
-/// serde_json why). Of two values of one key, the first.
+/// serde_json why, as when the text ends early, which a value serde_json has read cannot). Of
+/// two values of one key, the first.
 pub(crate) fn field<'a>(object: &'a str, key: &str) -> Option<Option<&'a str>> {
     let text = object.as_bytes();
     let mut at = blank(text, 0);
@@ -23,12 +24,12 @@ pub(crate) fn field<'a>(object: &'a str, key: &str) -> Option<Option<&'a str>> {
             // `}`: the key is not there.
             return Some(None);
         }
-        let name = &object[at..value_end(text, at)];
+        let name = object.get(at..value_end(text, at))?;
         at = blank(text, at + name.len());
         // The colon.
         at = blank(text, at + 1);
         if is_key(name, key) {
-            let value = &object[at..];
+            let value = object.get(at..)?;
             return Some((!value.starts_with("null")).then_some(value));
         }
         at = blank(text, value_end(text, at));
@@ -53,7 +54,8 @@ fn blank(text: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// The offset after the value that starts at `at`.
+/// The offset after the value that starts at `at`; past the end of `text` when the value runs
+/// over it.
 fn value_end(text: &[u8], mut at: usize) -> usize {
     let mut depth = 0usize;
     while let Some(&byte) = text.get(at) {
@@ -92,6 +94,23 @@ fn value_end(text: &[u8], mut at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_that_ends_early_gives_an_answer_not_a_panic() {
+        let cuts = [
+            r#"{"a"#,
+            r#"{"a""#,
+            r#"{"a":"#,
+            r#"{"a": "x\"#,
+            r#"{"b": 1, "a"#,
+            r#"{"b": "x\"#,
+        ];
+        for cut in cuts {
+            if let Some(Some(value)) = field(cut, "a") {
+                assert!(cut.ends_with(value), "{cut}");
+            }
+        }
+    }
 
     #[test]
     fn a_key_is_found_by_stepping_over_the_values_before_it() {
