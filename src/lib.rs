@@ -6,6 +6,8 @@
 //!
 //! ```text
 //! dns                          Kubernetes' DNS names: labels, subdomains
+//! error_path                   the field a JSON error is in, for messages
+//! lookup                       a key's value in the text of a JSON object
 //! request                      the lean view of an AdmissionRequest: the request itself, its
 //! │                            objects and their metadata, strings and optional fields
 //! ├── owner                    owner marks (labels, annotations), claims and owners
@@ -36,9 +38,11 @@ pub mod control_plane;
 mod decision;
 mod deletion;
 pub mod dns;
+mod error_path;
 mod facts;
 mod handoff;
 mod identity;
+mod lookup;
 mod mutation;
 mod offer;
 mod one_owner;

@@ -83,7 +83,9 @@ fn stamp(facts: &Facts<'_>) -> Option<(Place, Vec<(String, String)>)> {
 pub fn mutated_object(payload: &[u8], mutation: &Mutation) -> Result<Value, String> {
     let Payload {
         request: Request { mut object },
-    } = serde_json::from_slice(payload).map_err(|error| error.to_string())?;
+    } = std::str::from_utf8(payload)
+        .map_err(|error| error.to_string())
+        .and_then(|text| serde_json::from_str(text).map_err(|error| error.to_string()))?;
     let metadata = object
         .as_object_mut()
         .ok_or("`object` is not a JSON object")?

@@ -11,6 +11,7 @@ use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde::Deserialize;
 
 use crate::decision::{self, Decision};
+use crate::error_path;
 use crate::mutation;
 use crate::request::{AdmissionRequest, null_as_default};
 use crate::settings::Settings;
@@ -126,22 +127,16 @@ struct ValidatePayload<'a> {
 impl<'a> ValidatePayload<'a> {
     /// Parses a payload. On error, the message names the path of the offending field.
     fn from_json(json: &'a [u8]) -> Result<Self, String> {
-        serde_json::from_slice(json).map_err(|_| {
-            if json.trim_ascii_start().starts_with(b"[") {
-                return "the payload must be a JSON object with `request` and `settings`, not an \
-                        array"
-                    .to_owned();
-            }
-            // Parse again, tracking the path, only to explain the error.
-            let mut deserializer = serde_json::Deserializer::from_slice(json);
-            match serde_path_to_error::deserialize::<_, ValidatePayload>(&mut deserializer) {
-                Err(error) => error.to_string(),
-                Ok(_) => deserializer.end().err().map_or_else(
-                    || "unreadable payload".to_owned(),
-                    |error| error.to_string(),
-                ),
-            }
-        })
+        error_path::utf8(json)
+            .and_then(|text| {
+                serde_json::from_str(text).map_err(|error| error_path::explain(json, &error))
+            })
+            .map_err(|why| match json.trim_ascii_start().starts_with(b"[") {
+                true => "the payload must be a JSON object with `request` and `settings`, not \
+                         an array"
+                    .to_owned(),
+                false => why,
+            })
     }
 }
 
@@ -243,7 +238,8 @@ mod tests {
             (
                 b"{\"request\": {\"kind\": {}, \"operation\": \"CREATE\",
                    \"object\": {\"data\": {\"k\": \"\xff\"}}}}",
-                "request.object.data: invalid unicode code point",
+                // The key in `data`, which the policy keeps unparsed, is named too.
+                "request.object.data.k: invalid unicode code point",
             ),
             (
                 br#"{"request": {"kind": {}, "operation": "CREATE"}, "settings": {"adoption": 1}}"#,

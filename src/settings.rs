@@ -14,6 +14,7 @@ use check::{
 };
 
 use crate::control_plane::TrustedWriter;
+use crate::error_path;
 use crate::identity::Identity;
 use crate::owner::{OwnerMark, Place};
 
@@ -213,13 +214,12 @@ impl Settings {
     pub fn from_json(json: &[u8]) -> Result<Settings, String> {
         // The document is looked at first for what the types cannot say: renamed settings,
         // and arrays where objects belong (serde reads a struct from an array of its fields).
+        let text = error_path::utf8(json)?;
         let document: serde_json::Value =
-            serde_json::from_slice(json).map_err(|error| error.to_string())?;
+            serde_json::from_str(text).map_err(|error| error.to_string())?;
         check_objects(&document)?;
-        let mut deserializer = serde_json::Deserializer::from_slice(json);
-        let settings: Option<Settings> = serde_path_to_error::deserialize(&mut deserializer)
-            .map_err(|error| error.to_string())?;
-        deserializer.end().map_err(|error| error.to_string())?;
+        let settings: Option<Settings> =
+            serde_json::from_str(text).map_err(|error| error_path::explain(json, &error))?;
         Ok(settings.unwrap_or_default())
     }
 

@@ -17,12 +17,11 @@
 //! kind's status strategy keeps the stored `spec`), so they are read on writes of the object
 //! itself only.
 
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::error_path;
+use crate::lookup;
 pub(crate) use crate::request::Template;
 use crate::request::{Labels, Object, Text, null_as_default};
 
@@ -131,7 +130,7 @@ fn read<'a>(
     let Some(root) = object.field(top) else {
         return Ok(());
     };
-    let Some(value) = at(root, path, top)? else {
+    let Some(value) = at(root.get(), path, top)? else {
         return Ok(());
     };
     let at_place = |place: &str| join(top, path, place);
@@ -145,13 +144,13 @@ fn read<'a>(
                 parse(value).map_err(|error| format!("{list}: {error}"))?;
             for (index, item) in items.into_iter().flatten().enumerate() {
                 let here = format!("{list}[{index}]");
-                let named = match at(item, name, &here)? {
+                let named = match at(item.get(), name, &here)? {
                     Some(raw) => parse::<Option<Text>>(raw)
                         .map_err(|error| format!("{here}.{}: {error}", name.join(".")))?
                         .unwrap_or_default(),
                     None => Text::default(),
                 };
-                let Some(value) = at(item, template, &here)? else {
+                let Some(value) = at(item.get(), template, &here)? else {
                     continue;
                 };
                 let place = join(&format!("{list}[{named}]"), template, "");
@@ -175,19 +174,22 @@ fn join(first: &str, rest: &[&str], last: &str) -> String {
     path
 }
 
-/// The value at `path` below `value` (named `here` in errors); `None` where a field is missing
-/// or `null`.
-fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a RawValue>, String> {
+/// The text from the value at `path` below `value` on (named `here` in errors; the rest of
+/// the text follows the value, see [`lookup::field`]); `None` where a field is missing or
+/// `null`. Each key is looked up in the text, reading no value after it.
+fn at<'a>(value: &'a str, path: &[&str], here: &str) -> Result<Option<&'a str>, String> {
     let mut value = value;
     let mut walked = here.to_owned();
     for key in path {
-        let mut deserializer = serde_json::Deserializer::from_slice(value.get().as_bytes());
-        let found = Field(key)
-            .deserialize(&mut deserializer)
-            .map_err(|error| format!("{walked}: {}", without_position(&error)))?;
-        match found {
-            Some(found) if found.get() != "null" => value = found,
-            _ => return Ok(None),
+        match lookup::field(value, key) {
+            Some(Some(found)) => value = found,
+            Some(None) => return Ok(None),
+            // Not an object: serde_json says what it is (read as a map, as labels are).
+            None => {
+                let error = parse::<Option<Labels>>(value).err();
+                let error = error.unwrap_or_else(|| "expected a map".to_owned());
+                return Err(format!("{walked}: {error}"));
+            }
         }
         walked.push('.');
         walked.push_str(key);
@@ -196,7 +198,7 @@ fn at<'a>(value: &'a RawValue, path: &[&str], here: &str) -> Result<Option<&'a R
 }
 
 /// The template at `place`, whose text is `value`.
-fn template_at<'a>(value: &'a RawValue, place: String) -> Result<Template<'a>, String> {
+fn template_at<'a>(value: &'a str, place: String) -> Result<Template<'a>, String> {
     let MetaFields {
         labels,
         annotations,
@@ -209,22 +211,36 @@ fn template_at<'a>(value: &'a RawValue, place: String) -> Result<Template<'a>, S
 }
 
 /// The labels and annotations of a template (its `metadata`), `place` naming it in errors.
-fn metadata<'a>(template: &'a RawValue, place: &str) -> Result<MetaFields<'a>, String> {
-    let mut deserializer = serde_json::Deserializer::from_slice(template.get().as_bytes());
-    let meta: Option<Meta<'a>> =
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let path = error.path().to_string();
-            let error = without_position(error.inner());
-            match path.as_str() {
-                "." => format!("{place}: {error}"),
-                path => format!("{place}.{path}: {error}"),
-            }
-        })?;
-    Ok(meta.map(|meta| meta.metadata).unwrap_or_default())
+/// Only the metadata is read: the template's `spec` is stepped over ([`lookup`]).
+fn metadata<'a>(template: &'a str, place: &str) -> Result<MetaFields<'a>, String> {
+    match lookup::field(template, "metadata") {
+        Some(None) => Ok(MetaFields::default()),
+        Some(Some(metadata)) => {
+            parse_at::<Option<MetaFields>>(metadata, &format!("{place}.metadata"))
+                .map(Option::unwrap_or_default)
+        }
+        // Not an object: serde_json says what it is.
+        None => parse_at::<Option<Meta>>(template, place)
+            .map(|meta| meta.map(|meta| meta.metadata).unwrap_or_default()),
+    }
 }
 
-fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, String> {
-    serde_json::from_slice(raw.get().as_bytes()).map_err(|error| without_position(&error))
+/// Parses the value `json` starts with, an error named by its path below `place`.
+fn parse_at<'a, T: Deserialize<'a>>(json: &'a str, place: &str) -> Result<T, String> {
+    T::deserialize(&mut serde_json::Deserializer::from_str(json)).map_err(|error| {
+        let path = error_path::path(json.as_bytes(), &error);
+        let error = without_position(&error);
+        match path.as_str() {
+            "" => format!("{place}: {error}"),
+            path => format!("{place}.{path}: {error}"),
+        }
+    })
+}
+
+/// Parses the value `json` starts with.
+fn parse<'a, T: Deserialize<'a>>(json: &'a str) -> Result<T, String> {
+    T::deserialize(&mut serde_json::Deserializer::from_str(json))
+        .map_err(|error| without_position(&error))
 }
 
 /// A serde_json error without its position, which is in the template, not the request.
@@ -234,45 +250,6 @@ fn without_position(error: &serde_json::Error) -> String {
         .next()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// Finds one field of a JSON object, skipping the others; `None` for `null` or a missing field.
-struct Field<'k>(&'k str);
-
-impl<'de, 'k> DeserializeSeed<'de> for Field<'k> {
-    type Value = Option<&'de RawValue>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_option(self)
-    }
-}
-
-impl<'de, 'k> Visitor<'de> for Field<'k> {
-    type Value = Option<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a map")
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut found = None;
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            if *key == *self.0 && found.is_none() {
-                found = Some(map.next_value::<&RawValue>()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
 }
 
 /// A template's metadata: its labels and annotations.
@@ -350,12 +327,29 @@ mod tests {
 
     #[test]
     fn a_template_that_breaks_its_kinds_schema_is_named() {
-        let json = json!({"spec": {"template": {"metadata": {"labels": ["o"]}}}}).to_string();
-        let object: Object = serde_json::from_str(&json).unwrap();
-        let error = templates("apps", "Deployment", &object).unwrap_err();
-        assert_eq!(
-            error,
-            "spec.template.metadata.labels: invalid type: sequence, expected a map"
-        );
+        #[rustfmt::skip]
+        let rows = [
+            ("apps", "Deployment", json!({"spec": {"template": {"metadata": {"labels": ["o"]}}}}),
+             "spec.template.metadata.labels: invalid type: sequence, expected a map"),
+            ("apps", "Deployment", json!({"spec": {"template": {"metadata": 5}}}),
+             "spec.template.metadata: invalid type: integer `5`, expected struct MetaFields"),
+            ("apps", "Deployment", json!({"spec": {"template": "x"}}),
+             "spec.template: invalid type: string \"x\", expected struct Meta"),
+            ("apps", "Deployment", json!({"spec": ["template"]}),
+             "spec: invalid type: sequence, expected a map"),
+            ("", "Pod", json!({"spec": {"volumes": [{"name": "a"}, 5]}}),
+             "spec.volumes[1]: invalid type: integer `5`, expected a map"),
+            ("", "Pod", json!({"spec": {"volumes": [{"name": "a", "ephemeral": true}]}}),
+             "spec.volumes[0].ephemeral: invalid type: boolean `true`, expected a map"),
+        ];
+        for (group, kind, object, expected) in rows {
+            let json = object.to_string();
+            let object: Object = serde_json::from_str(&json).unwrap();
+            assert_eq!(
+                templates(group, kind, &object).unwrap_err(),
+                expected,
+                "{json}"
+            );
+        }
     }
 }
