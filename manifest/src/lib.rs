@@ -98,8 +98,8 @@ pub fn manifest(name: &str, mode: Mode, settings_yaml: &str) -> Result<String, S
     if !settings.stamp || settings.stamp_only {
         return policy(name, mode, settings_yaml, Twin::Alone);
     }
-    let judging = replace_stamp(settings_yaml, STAMP_FALSE)?;
-    let stamping = replace_stamp(settings_yaml, STAMP_ONLY)?;
+    let judging = twin_settings(settings_yaml, JUDGING)?;
+    let stamping = twin_settings(settings_yaml, STAMPING)?;
     Ok(format!(
         "{}---\n{}",
         policy(name, mode, &judging, Twin::Judging)?,
@@ -118,39 +118,94 @@ enum Twin {
     Stamping,
 }
 
-/// What replaces `stamp: true` in the judging twin's settings.
-const STAMP_FALSE: &str = "# The policy single-owner-…-stamp stamps (stampOnly: true); this one judges the final object.\nstamp: false";
+/// The judging twin's settings: `stamp: false`, with why.
+const JUDGING: (&str, bool, &str) = (
+    "stamp",
+    false,
+    "# The policy single-owner-…-stamp stamps (stampOnly: true); this one judges the final object.",
+);
 
-/// What replaces `stamp: true` in the stamping twin's settings.
-const STAMP_ONLY: &str = "stamp: true\n# Only stamp and remove consumed offers: the validating twin judges the final object.\nstampOnly: true";
+/// The stamping twin's settings: `stampOnly: true`, with why.
+const STAMPING: (&str, bool, &str) = (
+    "stampOnly",
+    true,
+    "# Only stamp and remove consumed offers: the validating twin judges the final object.",
+);
 
-/// The settings text with its top-level `stamp: true` line replaced.
-fn replace_stamp(settings_yaml: &str, with: &str) -> Result<String, String> {
-    let mut found = false;
-    let lines: Vec<String> = settings_yaml
-        .lines()
-        .map(|line| {
-            let value = line
-                .strip_prefix("stamp:")
-                .map(|rest| rest.split('#').next().unwrap_or_default().trim().to_owned());
-            if value.as_deref() == Some("true") {
-                found = true;
-                with.to_owned()
-            } else {
-                line.to_owned()
-            }
-        })
-        .collect();
-    if !found {
-        return Err(
-            "with stamp: true, write `stamp: true` on a line of its own at the top level: the \
-             two policies' settings differ there"
-                .to_owned(),
-        );
+/// The settings of a twin: the settings document, parsed, with `key` set to `value` (after
+/// `stamp` when the document lacks it), written out with the document's own text for every
+/// setting it keeps — its comments carried over — and `comment` above the one it sets.
+fn twin_settings(
+    settings_yaml: &str,
+    (key, value, comment): (&str, bool, &str),
+) -> Result<String, String> {
+    let document: serde_yaml::Mapping =
+        serde_yaml::from_str(settings_yaml).map_err(|error| format!("not YAML: {error}"))?;
+    let blocks = top_level_blocks(settings_yaml);
+    let keys: Vec<&str> = blocks.iter().map(|(key, _, _)| *key).collect();
+    let parsed: Vec<Option<&str>> = document.keys().map(serde_yaml::Value::as_str).collect();
+    if parsed != keys.iter().copied().map(Some).collect::<Vec<_>>() {
+        return Err(format!(
+            "with stamp: true, write each setting at the top level of the document, one \
+             `key:` a line (found {keys:?}): the two policies' settings are written from it"
+        ));
     }
-    let text = lines.join("\n") + "\n";
+    let set = serde_yaml::Value::Bool(value);
+    let mut text = String::new();
+    let mut written = false;
+    for (block_key, leading, body) in &blocks {
+        text.push_str(leading);
+        if *block_key == key {
+            text.push_str(&format!("{comment}\n{key}: {value}\n"));
+            written = true;
+        } else {
+            text.push_str(body);
+        }
+        if *block_key == "stamp" && !written && document.get(key).is_none() {
+            text.push_str(&format!("{comment}\n{key}: {value}\n"));
+            written = true;
+        }
+    }
+    let mut expected = document.clone();
+    expected.insert(key.into(), set);
+    let twin: serde_yaml::Mapping =
+        serde_yaml::from_str(&text).map_err(|error| format!("not YAML: {error}"))?;
+    if !written || twin != expected {
+        return Err("with stamp: true, write `stamp: true` at the top level".to_owned());
+    }
     read_settings(&text)?;
     Ok(text)
+}
+
+/// The top-level settings of a YAML document as written: each key, the comment and blank lines
+/// above it (the document's head for the first), and its own lines.
+fn top_level_blocks(yaml: &str) -> Vec<(&str, String, String)> {
+    let mut blocks: Vec<(&str, String, String)> = Vec::new();
+    let mut pending = String::new();
+    for line in yaml.lines() {
+        let key = line
+            .split_once(':')
+            .map(|(key, _)| key)
+            .filter(|key| !key.is_empty() && !line.starts_with([' ', '\t', '#', '-']))
+            .filter(|key| key.chars().all(|c| c.is_ascii_alphanumeric()));
+        match (key, blocks.last_mut()) {
+            (Some(key), _) => blocks.push((key, std::mem::take(&mut pending), format!("{line}\n"))),
+            (None, Some((_, _, body))) if line.starts_with([' ', '\t', '-']) => {
+                body.push_str(&pending);
+                pending.clear();
+                body.push_str(line);
+                body.push('\n');
+            }
+            _ => {
+                pending.push_str(line);
+                pending.push('\n');
+            }
+        }
+    }
+    if let Some((_, _, body)) = blocks.last_mut() {
+        body.push_str(&pending);
+    }
+    blocks
 }
 
 /// One ClusterAdmissionPolicy, playing `twin`.
@@ -233,4 +288,55 @@ fn settings_block(settings_yaml: &str) -> Result<String, String> {
         }
     }
     Ok(block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SETTINGS: &str = "# Releases, stamped.\n\
+        ownerMarks:\n  \
+          # the release's own label\n  \
+          - label: appID\n    \
+            clusterKinds: [ClusterExtension]\n\
+        \n\
+        # What it creates gets the label.\n\
+        stamp: true\n\
+        identities:\n  \
+          - owners: [ClusterExtension.a]\n    \
+            # its installer\n    \
+            users: [installer]\n\
+        \n\
+        # a comment at the margin, inside a setting\n  \
+          - owners: [ClusterExtension.b]\n    \
+            users: [deployer]\n";
+
+    #[test]
+    fn twins_are_the_parsed_settings_with_every_comment_carried_over() {
+        let judging = twin_settings(SETTINGS, JUDGING).unwrap();
+        let stamping = twin_settings(SETTINGS, STAMPING).unwrap();
+        let expected = |stamp: &str| SETTINGS.replace("stamp: true\n", stamp);
+        assert_eq!(judging, expected(&format!("{}\nstamp: false\n", JUDGING.2)));
+        assert_eq!(
+            stamping,
+            expected(&format!("stamp: true\n{}\nstampOnly: true\n", STAMPING.2))
+        );
+        let settings = read_settings(&stamping).unwrap();
+        assert!(settings.stamp && settings.stamp_only);
+        assert!(!read_settings(&judging).unwrap().stamp);
+    }
+
+    #[test]
+    fn settings_not_written_a_key_a_line_make_no_twins() {
+        for yaml in [
+            "{stamp: true, ownerMarks: [{label: appID, clusterKinds: [ClusterExtension]}]}",
+            "\"stamp\": true\n",
+        ] {
+            let error = twin_settings(yaml, JUDGING).unwrap_err();
+            assert!(
+                error.starts_with("with stamp: true, write each setting"),
+                "{error}"
+            );
+        }
+    }
 }
