@@ -20,6 +20,13 @@
 //! | X → none                    | yes                    | nothing to check (accepted, or void)   |
 //! | X → X                       | yes                    | the offer must be consumed             |
 //! | anything → Y, a new offer   | yes                    | denied: offer in an update of its own  |
+//!
+//! An offer made or changed is checked in this order, the first fault denying it: it parses; it
+//! names a guarded mark; the object has an owner under it; the offer names that owner as its
+//! maker; the requester acts for that owner; the receiving mark is guarded; the receiver is not
+//! the owner itself; the receiver could own the object (its value and scope). Withdrawing or
+//! changing a live offer needs acting for its owner; a stale one goes freely. What the stored
+//! offer does for a mark's transition is a column of the transition table ([`Handoff`]).
 
 use crate::facts::{Entry, Facts};
 use crate::offer::Offer;
