@@ -210,6 +210,12 @@ fn top_level_blocks(yaml: &str) -> Vec<(&str, String, String)> {
 
 /// One ClusterAdmissionPolicy, playing `twin`.
 fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<String, String> {
+    if !single_owner_policy::dns::is_dns_label(name) {
+        return Err(format!(
+            "the policy name {name:?} is not a DNS label (lowercase letters, digits and '-', at \
+             most 63 characters); name the policy with NAME="
+        ));
+    }
     let settings = read_settings(settings_yaml)?;
     let mutating = settings.stamp;
     let deletes = settings.judges_writes();
@@ -324,6 +330,17 @@ mod tests {
         let settings = read_settings(&stamping).unwrap();
         assert!(settings.stamp && settings.stamp_only);
         assert!(!read_settings(&judging).unwrap().stamp);
+    }
+
+    #[test]
+    fn every_policy_written_is_named_by_a_dns_label() {
+        let name = "a".repeat(single_owner_policy::dns::LABEL_MAX - "-stamp".len());
+        assert!(manifest(&name, Mode::Protect, SETTINGS).is_ok());
+        let longer = format!("{name}b");
+        let error = manifest(&longer, Mode::Protect, SETTINGS).unwrap_err();
+        assert!(error.contains(&format!("{longer}-stamp")), "{error}");
+        assert!(manifest(&longer, Mode::Protect, "{}").is_ok());
+        assert!(manifest("Single_Owner", Mode::Protect, "{}").is_err());
     }
 
     #[test]
