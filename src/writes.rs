@@ -18,16 +18,17 @@ use crate::requester;
 use crate::settings::Writes;
 use crate::violation::{Act, Reason};
 
-/// Whether a write of an object whose mark names `owner` (valid or not) needs the requester to
-/// write for it.
-pub fn guarded(writes: Writes, owner: Option<bool>, finishing: bool) -> bool {
-    writes == Writes::Owner && owner == Some(true) && !finishing
+/// Whether a write of an object needs the requester to write for its mark's owner: `owner`
+/// tells whether the mark names one (`None`) and whether it is valid, read only when the rest
+/// of the row leaves it to decide (most writes are under `writes: Any`).
+pub fn guarded(writes: Writes, owner: impl FnOnce() -> Option<bool>, finishing: bool) -> bool {
+    writes == Writes::Owner && !finishing && owner() == Some(true)
 }
 
 /// The owner writes rule: why the requester may not update or delete (`entry`'s side of) an
 /// object whose mark names `owner`, if it may not.
 pub fn rule<'a>(facts: &Facts<'a>, entry: &Entry<'a>, owner: Claim<'a>) -> Option<Reason<'a>> {
-    let valid = (!owner.is_none()).then(|| owner.owner(entry.mark).is_ok());
+    let valid = || (!owner.is_none()).then(|| owner.owner(entry.mark).is_ok());
     if !guarded(facts.settings.writes, valid, facts.finishing) {
         return None;
     }
@@ -52,7 +53,7 @@ mod tests {
         ];
         for (writes, owner, finishing, expected) in rows {
             assert_eq!(
-                guarded(writes, owner, finishing),
+                guarded(writes, || owner, finishing),
                 expected,
                 "{writes:?} {owner:?} {finishing}"
             );
