@@ -10,7 +10,9 @@
 //!    ([`transition`], with the offer's part in it), the new owner's value and scope
 //!    ([`scope`]), one owner across marks ([`one_owner`]), the requester's identity
 //!    ([`requester`]), `writes: Owner` ([`writes`]) — then the offer ([`handoff`]); an audit
-//!    replay by the object's state alone ([`audit`]);
+//!    replay by the object's state alone ([`audit`]) and by its controller's marks;
+//! 3b. **follow**: only when that denies, the object's controller is read, and the marks it
+//!    carries are judged as inherited ([`derivation`]);
 //! 4. **decide**: deny with every violation; otherwise stamp the owner mark or remove a consumed
 //!    offer where the settings ask for it ([`Mutation::of`]); otherwise allow. Under
 //!    `stampOnly` nothing is denied: the validating twin judges the final object.
@@ -19,11 +21,12 @@
 
 use crate::audit;
 use crate::control_plane;
+use crate::derivation::{self, Derivation, Parents};
 use crate::facts::{Entry, Facts, Sides};
 use crate::handoff::{self, OfferVerdict};
 use crate::mutation::Mutation;
 use crate::one_owner;
-use crate::request::AdmissionRequest;
+use crate::request::{AdmissionRequest, Object};
 use crate::requester;
 use crate::scope;
 use crate::settings::Settings;
@@ -44,8 +47,13 @@ pub enum Decision<'a> {
     Unreadable(String),
 }
 
-/// Applies every rule to a request: trust, read, judge, decide.
-pub fn evaluate<'a>(request: &'a AdmissionRequest<'a>, settings: &'a Settings) -> Decision<'a> {
+/// Applies every rule to a request: trust, read, judge, decide. The object's controller is
+/// read through `parents` only when the rules deny without it ([`derivation`]).
+pub fn evaluate<'a>(
+    request: &'a AdmissionRequest<'a>,
+    settings: &'a Settings,
+    parents: &dyn Parents,
+) -> Decision<'a> {
     let sides = match Sides::of(request, settings) {
         Ok(Some(sides)) => sides,
         Ok(None) => return Decision::Allow,
@@ -59,36 +67,83 @@ pub fn evaluate<'a>(request: &'a AdmissionRequest<'a>, settings: &'a Settings) -
         Err(why) => return Decision::Unreadable(why),
     };
     if request.is_audit_replay() {
-        return decide(&facts, audit::rule(&facts), false);
+        let mut violations = audit::rule(&facts);
+        following(&facts, parents, |derivation| {
+            violations.extend(derivation::out_of_step(&facts, derivation));
+        });
+        return decide(&facts, violations, false);
     }
+    let (mut violations, mut consume) = judge(&facts, &Derivation::Unread);
+    if !violations.is_empty() {
+        following(&facts, parents, |derivation| {
+            (violations, consume) = judge(&facts, derivation);
+        });
+    }
+    decide(&facts, violations, consume)
+}
+
+/// Reads the object's controller, if it has one the settings follow, and hands what was found
+/// to `then`; an object that may not follow its controller hands on why.
+fn following(facts: &Facts<'_>, parents: &dyn Parents, then: impl FnOnce(&Derivation<'_>)) {
+    let controller = match derivation::controller(facts) {
+        Ok(Some(controller)) => controller,
+        Ok(None) => return,
+        Err(found) => return then(&Derivation::Refused(found)),
+    };
+    let raw = parents.get(&controller.request());
+    let parent = match &raw {
+        Ok(raw) => serde_json::from_str::<Object<'_>>(raw.get()).map_err(|error| error.to_string()),
+        Err(error) => Err(error.clone()),
+    };
+    then(&Derivation::of(
+        facts,
+        &controller,
+        parent.as_ref().map_err(Clone::clone),
+    ));
+}
+
+/// Every mark's rules, then the offer's: the violations, and whether the request consumes an
+/// offer.
+fn judge<'a>(facts: &Facts<'a>, derivation: &Derivation<'_>) -> (Vec<Violation<'a>>, bool) {
     let mut violations: Vec<_> = facts
         .entries
         .iter()
-        .filter_map(|entry| judge_mark(&facts, entry))
+        .filter_map(|entry| judge_mark(facts, entry, derivation))
         .collect();
     let mut consume_offer = false;
-    if sides.incoming().is_some() {
-        match handoff::rule(&facts) {
+    if facts.sides.incoming().is_some() {
+        match handoff::rule(facts) {
             OfferVerdict::Fine => {}
             OfferVerdict::Consume => consume_offer = true,
             OfferVerdict::Deny(offer) => violations.extend(offer),
         }
     }
-    decide(&facts, violations, consume_offer)
+    (violations, consume_offer)
 }
 
-/// The rules of one owner mark, on the object or in a template.
-fn judge_mark<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Option<Violation<'a>> {
-    let violation = |change, reason| Some(facts.entry_violation(entry, change, reason));
+/// The rules of one owner mark, on the object or in a template, with what its controller
+/// carries, when it was read.
+fn judge_mark<'a>(
+    facts: &Facts<'a>,
+    entry: &Entry<'a>,
+    derivation: &Derivation<'_>,
+) -> Option<Violation<'a>> {
+    let inherited = derivation.inherits(entry.mark, entry.new.or(entry.old));
+    let violation = |change, reason| {
+        let mut violation = facts.entry_violation(entry, change, reason);
+        violation.controller = derivation.found(entry, inherited);
+        Some(violation)
+    };
     let Some(new) = entry.new else {
         // A DELETE, under `writes: Owner`.
         let owner = entry.old.unwrap_or_default();
-        return violation(Change::kept(owner), writes::rule(facts, entry, owner)?);
+        let reason = writes::rule(facts, entry, owner, inherited)?;
+        return violation(Change::kept(owner), reason);
     };
     let change = entry.change();
     let scope = facts.request.object_scope();
     let fit = |claim| scope::fit(entry.mark, claim, scope).err().map(Reason::from);
-    let judgement = match transition::rule(facts, entry) {
+    let judgement = match transition::rule(facts, entry, inherited) {
         Ok(judgement) => judgement,
         // A receiver that could not own the object is the first thing to fix.
         Err(Denial::OwnerChange) if let Some(unfit) = fit(new) => return violation(change, unfit),
@@ -99,14 +154,19 @@ fn judge_mark<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Option<Violation<'a>>
         // A template's kept mark is written with its object, judged there.
         Judgement::Keep if entry.template.is_some() => return None,
         Judgement::Keep => {
-            return violation(Change::kept(new), writes::rule(facts, entry, new)?);
+            let reason = writes::rule(facts, entry, new, inherited)?;
+            return violation(Change::kept(new), reason);
         }
         // A value that names no owner is nobody's to keep.
         Judgement::Remove if change.old.owner(entry.mark).is_err() => return None,
-        Judgement::Remove => requester::rule(facts, Act::Remove, change.old)?,
+        Judgement::Remove => requester::rule(facts, Act::Remove, change.old, false)?,
         Judgement::Set | Judgement::Accept => fit(new)
             .or_else(|| one_owner::rule(facts, entry))
-            .or_else(|| requester::rule(facts, Act::Set, new))?,
+            .or_else(|| requester::rule(facts, Act::Set, new, false))?,
+        // The controller's owner was judged on the controller: valid, and in its scope.
+        Judgement::Inherit => {
+            one_owner::rule(facts, entry).or_else(|| requester::rule(facts, Act::Set, new, true))?
+        }
     };
     violation(change, reason)
 }

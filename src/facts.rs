@@ -176,6 +176,7 @@ impl<'a> Facts<'a> {
             subject: Subject::of(self.request, self.sides.object()),
             change,
             reason,
+            controller: None,
         }
     }
 

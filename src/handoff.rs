@@ -174,7 +174,7 @@ fn withdrawal<'a>(facts: &Facts<'a>, text: &str) -> Option<Violation<'a>> {
     let offer = Offer::parse(text)?;
     let entry = facts.object_entry(offer.mark)?;
     let owner = entry.new.filter(|claim| claim.id() == offer.from)?;
-    let reason = requester::rule(facts, Act::Withdraw, owner)?;
+    let reason = requester::rule(facts, Act::Withdraw, owner, false)?;
     Some(violation(facts, Change::kept(owner), reason))
 }
 
@@ -205,7 +205,7 @@ fn offer_fault<'a>(facts: &Facts<'a>, text: &'a str) -> Option<(Claim<'a>, Reaso
         let from = offer.from;
         return Some((owner, Reason::OfferByAnother { from, owner }));
     }
-    if let Some(reason) = requester::rule(facts, Act::Offer, owner) {
+    if let Some(reason) = requester::rule(facts, Act::Offer, owner, false) {
         return Some((owner, reason));
     }
     let Some(receiving) = marks.iter().find(|mark| mark.key == offer.to.mark) else {

@@ -60,6 +60,12 @@ pub enum Access {
     /// Only write (UPDATE, DELETE) what the owners own, keeping the marks: an installed
     /// operator's own service accounts, which patch its CRDs and write its Secrets.
     Write,
+    /// Only derive for the owners: copy onto an object the marks its controller carries now,
+    /// and write (UPDATE, DELETE) objects whose marks are their controller's
+    /// ([`crate::derivation`]): cert-manager making a Certificate's CertificateRequests,
+    /// prometheus-operator a Prometheus's StatefulSet. It never sets another owner, removes
+    /// one, or offers.
+    Derive,
 }
 
 /// The owners a requester acts for, and those it only writes for: owner patterns, templates
@@ -68,6 +74,7 @@ pub enum Access {
 pub struct Acting {
     owners: Vec<OwnerPattern>,
     writes_for: Vec<OwnerPattern>,
+    derives_for: Vec<OwnerPattern>,
 }
 
 /// An owner pattern with its templates filled in: the literal runs between its `*` wildcards.
@@ -95,6 +102,7 @@ impl Acting {
         Acting {
             owners: owners(Access::Own),
             writes_for: owners(Access::Write),
+            derives_for: owners(Access::Derive),
         }
     }
 
@@ -107,6 +115,12 @@ impl Acting {
     /// an identity with `access: Write` binds it to it.
     pub fn writes_for(&self, owner: &str) -> bool {
         self.acts_for(owner) || matches_any(&self.writes_for, owner)
+    }
+
+    /// Whether the requester may derive for the owner with this id ([`Access::Derive`]): it
+    /// acts for it, or an identity with `access: Derive` binds it to it.
+    pub fn derives_for(&self, owner: &str) -> bool {
+        self.acts_for(owner) || matches_any(&self.derives_for, owner)
     }
 
     /// The one concrete owner the requester acts for, if it acts for exactly one and no pattern.
@@ -123,7 +137,7 @@ impl Acting {
 
 impl fmt::Display for Acting {
     /// `none`, or the owner patterns, quoted and comma-separated; then `and writes for` those
-    /// it only writes for, if any.
+    /// it only writes for, and `and derives for` those it only derives for, if any.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fn list(f: &mut fmt::Formatter<'_>, owners: &[OwnerPattern]) -> fmt::Result {
             if owners.is_empty() {
@@ -139,6 +153,10 @@ impl fmt::Display for Acting {
         if !self.writes_for.is_empty() {
             f.write_str(" and writes for ")?;
             list(f, &self.writes_for)?;
+        }
+        if !self.derives_for.is_empty() {
+            f.write_str(" and derives for ")?;
+            list(f, &self.derives_for)?;
         }
         Ok(())
     }
@@ -373,6 +391,7 @@ mod tests {
         let acting = Acting {
             owners: vec![pattern],
             writes_for: Vec::new(),
+            derives_for: Vec::new(),
         };
         assert!(acting.acts_for("ClusterExtension.a*"));
         assert!(!acting.acts_for("ClusterExtension.a-b"));

@@ -21,6 +21,7 @@
 //! violation (request, owner, identity, scope, offer)   the rules, the typed reasons and the
 //!                              one shape of a denial
 //! facts     (all of the above) what the rules read of a request, once
+//! ├── derivation               the object's controller, read on demand; inherited marks
 //! ├── requester                the identity rules: what a requester may do for an owner
 //! │   └── writes               `writes: Owner`
 //! ├── one_owner                one owner across marks
@@ -37,6 +38,7 @@ mod audit;
 pub mod control_plane;
 mod decision;
 mod deletion;
+mod derivation;
 pub mod dns;
 mod error_path;
 mod facts;
@@ -57,12 +59,15 @@ mod transition;
 mod violation;
 mod writes;
 
+pub use derivation::{NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
 pub use scope::Unfit;
 pub use settings::Settings;
-pub use violation::{Act, Change, NotActing, Reason, Rule, Standing, Violation};
+pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};
 
+use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
 use kubewarden_policy_sdk::protocol_version_guest;
+use serde_json::value::RawValue;
 use wapc_guest::{CallResult, register_function};
 
 /// Registers the waPC entry points Kubewarden's policy-server calls.
@@ -74,7 +79,26 @@ pub extern "C" fn wapc_init() {
 }
 
 fn validate(payload: &[u8]) -> CallResult {
-    Ok(serde_json::to_vec(&policy::validate(payload))?)
+    Ok(serde_json::to_vec(&policy::validate_with(payload, &Host))?)
+}
+
+/// Kubewarden's host, which reads an object's controller for the rules through the
+/// `kubernetes/get_resource` capability (policy-server grants it the kinds of the policy's
+/// `contextAwareResources`).
+struct Host;
+
+impl Parents for Host {
+    #[cfg(target_arch = "wasm32")]
+    fn get(&self, request: &GetResourceRequest) -> Result<Box<RawValue>, String> {
+        use kubewarden_policy_sdk::host_capabilities::kubernetes::get_resource;
+        get_resource(request).map_err(|error| error.to_string())
+    }
+
+    /// Outside a module there is no waPC host to call.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn get(&self, request: &GetResourceRequest) -> Result<Box<RawValue>, String> {
+        NoHost.get(request)
+    }
 }
 
 fn validate_settings(payload: &[u8]) -> CallResult {

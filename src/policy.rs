@@ -11,6 +11,7 @@ use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde::Deserialize;
 
 use crate::decision::{self, Decision};
+use crate::derivation::{NoHost, Parents};
 use crate::error_path;
 use crate::mutation;
 use crate::request::{AdmissionRequest, null_as_default};
@@ -24,10 +25,16 @@ pub const BAD_REQUEST: u16 = 400;
 /// The audit annotation that records a bypassed rule.
 pub const EXEMPTION_ANNOTATION: &str = "single-owner-policy-exemption";
 
-/// Evaluates a `validate` payload: `{"request": AdmissionRequest, "settings": Settings}`.
+/// Evaluates a `validate` payload: `{"request": AdmissionRequest, "settings": Settings}`,
+/// with no host to read controllers from: a copy of a controller's marks is judged as a claim.
 pub fn validate(payload: &[u8]) -> ValidationResponse {
+    validate_with(payload, &NoHost)
+}
+
+/// Evaluates a `validate` payload, reading controllers through `parents` when the rules ask.
+pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationResponse {
     match Payload::parse(payload) {
-        Ok(parsed) => parsed.verdict().response(),
+        Ok(parsed) => parsed.verdict(parents).response(),
         Err(error) => unreadable(&error),
     }
 }
@@ -65,10 +72,11 @@ impl<'a> Payload<'a> {
         Ok(Payload { raw, parsed })
     }
 
-    /// What the rules, then the exemptions, make of the request.
-    pub fn verdict(&'a self) -> Verdict<'a> {
+    /// What the rules, then the exemptions, make of the request; controllers are read through
+    /// `parents`.
+    pub fn verdict(&'a self, parents: &dyn Parents) -> Verdict<'a> {
         let ValidatePayload { request, settings } = &self.parsed;
-        match decision::evaluate(request, settings) {
+        match decision::evaluate(request, settings, parents) {
             Decision::Allow => Verdict::Allow,
             Decision::Mutate(change) => match mutation::mutated_object(self.raw, &change) {
                 Ok(object) => Verdict::Mutate(object),

@@ -10,13 +10,15 @@
 //! unless they hold escapes.
 //!
 //! By concern: [`admission`] the request itself, [`object`] an object and its metadata,
-//! [`text`] the strings and the helpers that read optional fields.
+//! [`references`] the owner references, read on demand, [`text`] the strings and the helpers that read optional fields.
 
 mod admission;
 mod object;
+mod references;
 mod text;
 
 pub use admission::{AdmissionRequest, DeleteOptions, ObjectScope, Operation, UserInfo};
 pub use object::{Labels, Metadata, Object, Template};
+pub use references::OwnerReference;
 pub use text::Text;
 pub(crate) use text::null_as_default;

@@ -3,37 +3,51 @@
 //!
 //! | act                                                   | rule           | needs                          |
 //! |-------------------------------------------------------|----------------|--------------------------------|
-//! | set or remove the owner's mark                        | `identity`     | acting for the owner           |
+//! | set the owner's mark                                  | `identity`     | acting for the owner, or `access: Derive` when the mark is inherited |
+//! | remove the owner's mark                               | `identity`     | acting for the owner           |
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner           |
-//! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, or `access: Write` |
+//! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited |
 //!
-//! Without identities every requester may do everything; an audit replay has no requester.
+//! An inherited mark is one the object's controller carries ([`crate::derivation`]). The access
+//! levels add up: `Own` does everything, `Write` and `Derive` each only their column. Without
+//! identities every requester may do everything; an audit replay has no requester.
 
 use crate::facts::Facts;
 use crate::identity::Access;
 use crate::owner::Claim;
 use crate::violation::{Act, NotActing, Reason, Standing};
 
-/// The access an act needs.
-pub fn needs(act: Act) -> Access {
-    match act {
-        Act::Write => Access::Write,
-        Act::Set | Act::Remove | Act::Offer | Act::Withdraw => Access::Own,
+/// The access levels below `Own` that allow `act`, on a mark `inherited` or not.
+pub fn suffices(act: Act, inherited: bool) -> &'static [Access] {
+    match (act, inherited) {
+        (Act::Write, true) => &[Access::Write, Access::Derive],
+        (Act::Write, false) => &[Access::Write],
+        (Act::Set, true) => &[Access::Derive],
+        _ => &[],
     }
 }
 
-/// Whether a requester that acts for an owner (`acts`), or only writes for it (`writes`), has
-/// the access `act` needs.
-pub fn allows(acts: bool, writes: bool, act: Act) -> bool {
-    acts || (writes && needs(act) == Access::Write)
+/// Whether a requester that acts for an owner (`acts`), only writes for it (`writes`) or only
+/// derives for it (`derives`) may `act` on a mark `inherited` or not.
+pub fn allows(acts: bool, writes: bool, derives: bool, act: Act, inherited: bool) -> bool {
+    let levels = suffices(act, inherited);
+    acts || (writes && levels.contains(&Access::Write))
+        || (derives && levels.contains(&Access::Derive))
 }
 
-/// The identity rule: why the requester may not `act` on `owner`, if it may not.
-pub fn rule<'a>(facts: &Facts<'a>, act: Act, owner: Claim<'a>) -> Option<Reason<'a>> {
+/// The identity rule: why the requester may not `act` on `owner` — `inherited` from the
+/// object's controller or not — if it may not.
+pub fn rule<'a>(
+    facts: &Facts<'a>,
+    act: Act,
+    owner: Claim<'a>,
+    inherited: bool,
+) -> Option<Reason<'a>> {
     let acting = facts.acting.as_ref()?;
     let id = owner.id();
     let writes = acting.writes_for(&id);
-    if allows(acting.acts_for(&id), writes, act) {
+    let derives = acting.derives_for(&id);
+    if allows(acting.acts_for(&id), writes, derives, act, inherited) {
         return None;
     }
     let standing = match writes {
@@ -55,27 +69,34 @@ mod tests {
     #[test]
     fn identity_table() {
         use Act::*;
+        const INHERITED: bool = true;
+        const CLAIMED: bool = false;
         #[rustfmt::skip]
         let rows = [
-            // act,     acts for, writes for (access: Write), allowed
-            (Set,       true,     true,  true),
-            (Set,       false,    true,  false),
-            (Set,       false,    false, false),
-            (Remove,    true,     true,  true),
-            (Remove,    false,    true,  false),
-            (Offer,     true,     true,  true),
-            (Offer,     false,    true,  false),
-            (Withdraw,  true,     true,  true),
-            (Withdraw,  false,    true,  false),
-            (Write,     true,     true,  true),
-            (Write,     false,    true,  true),
-            (Write,     false,    false, false),
+            // act,    the mark,  acts for, writes for, derives for, allowed
+            (Set,      CLAIMED,   true,     false, false, true),
+            (Set,      CLAIMED,   false,    true,  true,  false),
+            (Set,      INHERITED, false,    false, true,  true),
+            (Set,      INHERITED, false,    true,  false, false),
+            (Remove,   CLAIMED,   true,     false, false, true),
+            (Remove,   CLAIMED,   false,    true,  true,  false),
+            (Remove,   INHERITED, false,    true,  true,  false),
+            (Offer,    CLAIMED,   true,     false, false, true),
+            (Offer,    INHERITED, false,    true,  true,  false),
+            (Withdraw, CLAIMED,   true,     false, false, true),
+            (Withdraw, INHERITED, false,    true,  true,  false),
+            (Write,    CLAIMED,   true,     false, false, true),
+            (Write,    CLAIMED,   false,    true,  false, true),
+            (Write,    CLAIMED,   false,    false, true,  false),
+            (Write,    INHERITED, false,    false, true,  true),
+            (Write,    INHERITED, false,    true,  false, true),
+            (Write,    INHERITED, false,    false, false, false),
         ];
-        for (act, acts, writes, allowed) in rows {
+        for (act, inherited, acts, writes, derives, allowed) in rows {
             assert_eq!(
-                allows(acts, writes, act),
+                allows(acts, writes, derives, act, inherited),
                 allowed,
-                "{act:?} {acts} {writes}"
+                "{act:?} inherited {inherited}: acts {acts} writes {writes} derives {derives}"
             );
         }
     }

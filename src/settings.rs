@@ -7,6 +7,9 @@
 use serde::Deserialize;
 
 mod check;
+mod parents;
+
+pub use parents::ParentKind;
 
 use check::{
     check_identity, check_label_key, check_names, check_objects, check_owner_mark,
@@ -76,6 +79,10 @@ pub struct Settings {
     /// ([`crate::control_plane`]).
     #[serde(default)]
     pub trusted_writers: Vec<TrustedWriter>,
+    /// The kinds of controller whose children inherit the marks they copy from it
+    /// ([`crate::derivation`]); read through Kubewarden's context-aware lookups.
+    #[serde(default)]
+    pub parent_kinds: Vec<ParentKind>,
 }
 
 /// Allow or deny one kind of owner transition.
@@ -176,6 +183,7 @@ impl Default for Settings {
             stamp_only: false,
             offer_annotation: default_offer_annotation(),
             trusted_writers: Vec::new(),
+            parent_kinds: Vec::new(),
         }
     }
 }
@@ -283,6 +291,7 @@ impl Settings {
         for (index, writer) in self.trusted_writers.iter().enumerate() {
             check_trusted_writer(writer, &format!("trustedWriters[{index}]"), &mut problems);
         }
+        parents::check_parent_kinds(&self.parent_kinds, &mut problems);
         if self.identities.is_empty() {
             if self.writes == Writes::Owner {
                 problems.push(
@@ -587,7 +596,7 @@ mod tests {
             ),
             (
                 r#"{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}"#,
-                "identities[0].access: unknown variant `Read`, expected `Own` or `Write`",
+                "identities[0].access: unknown variant `Read`, expected one of `Own`, `Write`, `Derive`",
             ),
             (
                 r#"{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["secrets"], "operations": ["UPDATE"]}]}"#,

@@ -1,18 +1,22 @@
 //! Transition rules: how an object's owner, under one mark, may change from the stored object
-//! to the new one, given what the stored object's offer does for that mark ([`Handoff`]).
+//! to the new one, given what the stored object's offer does for that mark ([`Handoff`]) and
+//! whether the new owner is the one the object's controller carries ([`crate::derivation`]).
 //!
-//! | old  | new  | offer                                   | verdict                                   |
-//! |------|------|-----------------------------------------|-------------------------------------------|
-//! | none | none |                                         | allow                                     |
-//! | A    | A    |                                         | keep: allow, without re-judging A         |
-//! | none | A    | another mark's owner gives it to A now  | accept                                    |
-//! | none | A    |                                         | set (adoption), unless `adoption: Deny`   |
-//! | A    | none | A gives it to another mark's owner now  | allow: the receiving mark is judged       |
-//! | A    | none |                                         | remove (orphaning), unless `orphaning: Deny` |
-//! | A    | B    | A offered it to B                       | accept (handoff)                          |
-//! | A    | B    |                                         | deny: an object has one owner             |
+//! | old  | new  | offer                                   | controller | verdict                          |
+//! |------|------|-----------------------------------------|------------|----------------------------------|
+//! | none | none |                                         |            | allow                            |
+//! | A    | A    |                                         |            | keep: allow, without re-judging A |
+//! | none | A    | another mark's owner gives it to A now  |            | accept                           |
+//! | none | A    |                                         | carries A  | inherit                          |
+//! | none | A    |                                         |            | set (adoption), unless `adoption: Deny` |
+//! | A    | none | A gives it to another mark's owner now  |            | allow: the receiving mark is judged |
+//! | A    | none |                                         |            | remove (orphaning), unless `orphaning: Deny` |
+//! | A    | B    | A offered it to B                       |            | accept (handoff)                 |
+//! | A    | B    |                                         | carries B  | inherit: the controller moved    |
+//! | A    | B    |                                         |            | deny: an object has one owner    |
 //!
-//! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says. What an
+//! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says, unless
+//! it inherits it. What an
 //! accepted or set owner must also be — valid, in scope, the only owner across marks, set by a
 //! requester acting for it — and what keeping or removing one asks of the requester are the
 //! other rules' (see [`crate::decision`]).
@@ -36,6 +40,8 @@ pub enum Judgement {
     Remove,
     /// The owner changes to the one the current owner offered the object to.
     Accept,
+    /// The owner is set, or changes, to the one the object's controller carries.
+    Inherit,
 }
 
 /// Why a transition is denied.
@@ -59,43 +65,53 @@ pub struct Permissions {
 }
 
 /// The transition table: the move from `old` (`None` on CREATE) to `new` for one owner mark,
-/// given what the stored object's offer does for it.
+/// given what the stored object's offer does for it and whether `new` is `inherited` from the
+/// object's controller.
 pub fn judge(
     old: Option<Claim<'_>>,
     new: Claim<'_>,
     handoff: Handoff<'_>,
+    inherited: bool,
     permissions: Permissions,
 ) -> Result<Judgement, Denial> {
     let Some(old) = old else {
-        return Ok(match new.is_none() {
-            true => Judgement::Allow,
-            false => Judgement::Set,
+        return Ok(match (new.is_none(), inherited) {
+            (true, _) => Judgement::Allow,
+            (false, true) => Judgement::Inherit,
+            (false, false) => Judgement::Set,
         });
     };
     match (old.is_none(), new.is_none()) {
         (true, true) => Ok(Judgement::Allow),
         _ if old == new => Ok(Judgement::Keep),
         (true, false) if handoff == Handoff::Received => Ok(Judgement::Accept),
+        (true, false) if inherited => Ok(Judgement::Inherit),
         (true, false) if permissions.adoption == Permission::Deny => Err(Denial::Adoption),
         (true, false) => Ok(Judgement::Set),
         (false, true) if handoff == Handoff::Given => Ok(Judgement::Allow),
         (false, true) if permissions.orphaning == Permission::Deny => Err(Denial::Orphaning),
         (false, true) => Ok(Judgement::Remove),
         (false, false) if handoff == Handoff::To(&new.id()) => Ok(Judgement::Accept),
+        (false, false) if inherited => Ok(Judgement::Inherit),
         (false, false) => Err(Denial::OwnerChange),
     }
 }
 
 /// The transition rule for a mark of a CREATE or UPDATE: the table applied to it, with the
-/// part the stored object's offer plays.
-pub fn rule<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Result<Judgement, Denial> {
+/// part the stored object's offer plays, and whether its new owner is `inherited`.
+pub fn rule<'a>(
+    facts: &Facts<'a>,
+    entry: &Entry<'a>,
+    inherited: bool,
+) -> Result<Judgement, Denial> {
     let settings = facts.settings;
     let permissions = Permissions {
         adoption: settings.adoption,
         orphaning: settings.orphaning,
     };
     let new = entry.new.unwrap_or_default();
-    judge(entry.old, new, handoff::handoff(facts, entry), permissions)
+    let handoff = handoff::handoff(facts, entry);
+    judge(entry.old, new, handoff, inherited, permissions)
 }
 
 /// Why the transition rule denies `entry`'s move, and what to do instead.
@@ -178,7 +194,7 @@ mod tests {
                 orphaning,
             };
             assert_eq!(
-                judge(old, new, Handoff::None, permissions),
+                judge(old, new, Handoff::None, false, permissions),
                 expected,
                 "{old:?} -> {new:?}, {permissions:?}"
             );
@@ -213,10 +229,44 @@ mod tests {
         ];
         for &(old, new, handoff, permissions, expected) in rows {
             assert_eq!(
-                judge(Some(old), new, handoff, permissions),
+                judge(Some(old), new, handoff, false, permissions),
                 expected,
                 "{old:?} -> {new:?} with {handoff:?}, {permissions:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_controller_carrying_the_new_owner_makes_it_inherited() {
+        use Judgement::{Accept, Inherit, Keep, Remove};
+        let denied = Permissions {
+            adoption: DENIED,
+            orphaning: DENIED,
+        };
+        #[rustfmt::skip]
+        let rows: &[(Option<Claim>, Claim, Handoff, bool, Verdict)] = &[
+            // old        new   offer                      inherited verdict
+            (Some(A),     B,    Handoff::None,             true,  Ok(Inherit)),
+            (Some(A),     B,    Handoff::None,             false, Err(Denial::OwnerChange)),
+            (Some(NONE),  A,    Handoff::None,             true,  Ok(Inherit)),
+            (Some(NONE),  A,    Handoff::None,             false, Err(Denial::Adoption)),
+            (None,        A,    Handoff::None,             true,  Ok(Inherit)),
+            (Some(A),     A,    Handoff::None,             true,  Ok(Keep)),
+            // nothing to inherit in a removal: it stays the owner's
+            (Some(A),     NONE, Handoff::None,             true,  Err(Denial::Orphaning)),
+            // an offer, where there is one, is what moves the owner
+            (Some(A),     B,    Handoff::To("ClusterExtension.b"), true, Ok(Accept)),
+        ];
+        for &(old, new, handoff, inherited, expected) in rows {
+            assert_eq!(
+                judge(old, new, handoff, inherited, denied),
+                expected,
+                "{old:?} -> {new:?} with {handoff:?}, inherited: {inherited}"
+            );
+        }
+        assert_eq!(
+            judge(Some(A), NONE, Handoff::None, true, Permissions::default()),
+            Ok(Remove)
+        );
     }
 }

@@ -20,8 +20,10 @@
 
 use std::fmt;
 
+mod found;
 mod reason;
 
+pub use found::{Finding, Found};
 pub use reason::{Act, NotActing, Reason, Standing};
 
 use crate::owner::{Claim, MarkName};
@@ -48,13 +50,15 @@ pub enum Rule {
     Identity,
     /// Under `writes: Owner`, the requester does not act for the owner of what it writes.
     OwnerWrites,
+    /// In an audit, a derived object's mark differs from its controller's.
+    Controller,
     /// An offer made, withdrawn or left behind against the handoff rules.
     Offer,
 }
 
 impl Rule {
     /// Every rule, in the order messages and docs list them.
-    pub const ALL: [Rule; 10] = [
+    pub const ALL: [Rule; 11] = [
         Rule::OwnerChange,
         Rule::Adoption,
         Rule::Orphaning,
@@ -64,6 +68,7 @@ impl Rule {
         Rule::NamespaceScope,
         Rule::Identity,
         Rule::OwnerWrites,
+        Rule::Controller,
         Rule::Offer,
     ];
 
@@ -79,6 +84,7 @@ impl Rule {
             Rule::NamespaceScope => "namespace scope",
             Rule::Identity => "identity",
             Rule::OwnerWrites => "owner writes",
+            Rule::Controller => "controller",
             Rule::Offer => "offer",
         }
     }
@@ -122,6 +128,9 @@ pub struct Violation<'a> {
     pub change: Change<'a>,
     /// Why the rule denies, and what to do instead.
     pub reason: Reason<'a>,
+    /// What the lookup of the object's controller found, when the rules read it
+    /// ([`crate::derivation`]): why the mark was not inherited from it.
+    pub controller: Option<Found>,
 }
 
 impl Violation<'_> {
@@ -141,6 +150,7 @@ impl fmt::Display for Violation<'_> {
             subject,
             change,
             reason,
+            controller,
         } = self;
         let key = match template {
             None => mark.to_string(),
@@ -159,6 +169,10 @@ impl fmt::Display for Violation<'_> {
             format!("{key}: {rule} denied for {operation} of {object}, owned by {old}: {reason}")
         } else {
             format!("{key}: {rule} denied for {object} from {old} to {new}: {reason}")
+        };
+        let line = match controller {
+            Some(found) => format!("{line}; {found}"),
+            None => line,
         };
         if line.contains(['\n', '\r']) {
             f.write_str(&line.replace('\n', "\\n").replace('\r', "\\r"))
@@ -285,6 +299,7 @@ mod tests {
             },
             change,
             reason,
+            controller: None,
         }
     }
 

@@ -6,7 +6,7 @@
 //! | `Owner`  | none                                              |                               | allowed                         |
 //! | `Owner`  | a value that names no owner (audit reports it)    |                               | allowed                         |
 //! | `Owner`  | valid                                             | finishes a deletion under way | allowed ([`crate::deletion`])   |
-//! | `Owner`  | valid                                             | any other                     | the requester writes for it     |
+//! | `Owner`  | valid                                             | any other                     | the requester writes for it (or derives, for marks its controller carries) |
 //!
 //! A write through a subresource is judged only when it changes what the rules guard
 //! ([`crate::facts::Sides`]): status writers write for every owner's objects. A kept mark in a
@@ -26,13 +26,18 @@ pub fn guarded(writes: Writes, owner: impl FnOnce() -> Option<bool>, finishing: 
 }
 
 /// The owner writes rule: why the requester may not update or delete (`entry`'s side of) an
-/// object whose mark names `owner`, if it may not.
-pub fn rule<'a>(facts: &Facts<'a>, entry: &Entry<'a>, owner: Claim<'a>) -> Option<Reason<'a>> {
+/// object whose mark names `owner` — `inherited` from its controller or not — if it may not.
+pub fn rule<'a>(
+    facts: &Facts<'a>,
+    entry: &Entry<'a>,
+    owner: Claim<'a>,
+    inherited: bool,
+) -> Option<Reason<'a>> {
     let valid = || (!owner.is_none()).then(|| owner.owner(entry.mark).is_ok());
     if !guarded(facts.settings.writes, valid, facts.finishing) {
         return None;
     }
-    requester::rule(facts, Act::Write, owner)
+    requester::rule(facts, Act::Write, owner, inherited)
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ fn judged<R>(
         Ok(parsed) => parsed,
         Err(why) => return (Outcome::Unreadable(why), check(Vec::new())),
     };
-    match parsed.verdict() {
+    match parsed.verdict(&NoHost) {
         Verdict::Allow => (Outcome::Allow, check(Vec::new())),
         Verdict::Mutate(object) => (
             Outcome::Mutate(Mutation::between(&request["object"], &object)),

@@ -40,7 +40,7 @@ fuzz_target!(|payload: &[u8]| {
         }
         (false, Some(403), Some(message)) => {
             let parsed = Payload::parse(payload).expect("a 403 answers a readable payload");
-            let Verdict::Deny(violations) = parsed.verdict() else {
+            let Verdict::Deny(violations) = parsed.verdict(&NoHost) else {
                 panic!("a 403 the typed verdict does not give: {answer}");
             };
             assert!(!violations.is_empty(), "{answer}");

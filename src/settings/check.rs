@@ -11,8 +11,8 @@ use crate::owner::{Claim, Format, OwnerMark, Place};
 use crate::request::Operation;
 
 /// Rejects renamed settings with what to write instead, and an array where the settings have
-/// an object: the document, `exemptions`, and the items of `ownerMarks`, `identities` and
-/// `trustedWriters`.
+/// an object: the document, `exemptions`, and the items of `ownerMarks`, `identities`,
+/// `trustedWriters` and `parentKinds`.
 pub(super) fn check_objects(document: &serde_json::Value) -> Result<(), String> {
     if document.is_array() {
         return Err("settings must be a JSON object, not an array".to_owned());
@@ -29,6 +29,10 @@ pub(super) fn check_objects(document: &serde_json::Value) -> Result<(), String> 
         (
             "trustedWriters",
             "{users: [...], resources: [...], operations: [...]}",
+        ),
+        (
+            "parentKinds",
+            "{apiVersion: camel.apache.org/v1, kind: Integration}",
         ),
     ] {
         let items = document[list].as_array().into_iter().flatten();

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::Rule;
+use super::{Found, Rule};
 use crate::identity::Acting;
 use crate::offer::{OFFER_FORM, offer_text};
 use crate::owner::{Claim, InvalidOwner, OwnerMark};
@@ -98,6 +98,9 @@ pub enum Reason<'a> {
         /// Why it could not.
         why: Unfit<'a>,
     },
+    /// In an audit, a derived object's mark differs from what its controller carries
+    /// (`controller`).
+    OutOfStep(Found),
 }
 
 /// A requester that does not act for an owner as an act needs.
@@ -161,6 +164,7 @@ impl Reason<'_> {
             | Reason::OfferByAnother { .. }
             | Reason::OfferToItself { .. }
             | Reason::OfferToUnfit { .. } => Rule::Offer,
+            Reason::OutOfStep(_) => Rule::Controller,
         }
     }
 }
@@ -281,6 +285,7 @@ impl fmt::Display for Reason<'_> {
                     Unfit::Scope(outside) => scope(f, outside),
                 }
             }
+            Reason::OutOfStep(found) => write!(f, "out of step with its controller: {found}"),
         }
     }
 }

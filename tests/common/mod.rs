@@ -341,7 +341,7 @@ impl Evaluated {
     /// for, or those an exempt requester bypasses.
     pub fn violations<R>(&self, check: impl FnOnce(&[Violation<'_>]) -> R) -> R {
         let payload = Payload::parse(&self.payload).expect("a readable payload");
-        match payload.verdict() {
+        match payload.verdict(&NoHost) {
             Verdict::Deny(violations) | Verdict::Exempt { violations, .. } => check(&violations),
             _ => check(&[]),
         }

@@ -1,0 +1,242 @@
+//! Derived objects follow their controller. An object's controller is its `ownerReferences`
+//! entry with `controller: true`; operators that derive objects (cert-manager's
+//! CertificateRequests, Knative's Routes, prometheus-operator's StatefulSets, Camel K's
+//! Deployments) copy their parent's labels or annotations onto them. A mark whose value equals
+//! the one the controller carries now is **inherited**, not claimed: the controller's marks
+//! were judged when they were set.
+//!
+//! The controller is read — Kubewarden's `kubernetes/get_resource`, through [`Parents`] — only
+//! after the rules deny without it, so no request they allow makes a host call. When may a
+//! mark be inherited:
+//!
+//! | operation | the object's controller                                            | inherited                   |
+//! |-----------|--------------------------------------------------------------------|-----------------------------|
+//! | any       | none, or of a kind `parentKinds` does not name                     | no: judged as a claim       |
+//! | CREATE    | read, the uid its reference names                                  | each mark equal to its own  |
+//! | UPDATE    | the same: the stored object had that controller (uid) and the update leaves `ownerReferences` as they are | each mark equal to its own |
+//! | UPDATE    | the reference is new, changed, or another uid                      | no (repointed)              |
+//! | DELETE    | the stored object's, read                                          | each mark equal to its own  |
+//! | any       | not found, unreadable, or another object (uid) than it names       | no                          |
+//!
+//! What an inherited mark passes (the other rules' columns):
+//!
+//! | rule                   | an inherited mark                                                  |
+//! |------------------------|--------------------------------------------------------------------|
+//! | transition             | none → A and A → B are accepted: the controller moved (`adoption: Deny` too) |
+//! | owner value, scope     | passed, as the controller's                                        |
+//! | one owner              | judged as any owner                                                |
+//! | identity               | set by a requester acting for the owner or deriving for it (`access: Derive`) |
+//! | `writes: Owner`        | written by a requester acting, writing or deriving for the owner   |
+//!
+//! Removing a mark, offering, and any owner the controller does not carry stay the owner's:
+//! pointing an object at another owner's parent gains nothing. An Argo CD tracking id names one
+//! object, so no copy of it is inherited. An audit replay reads every followed controller and
+//! reports a mark out of step with it ([`out_of_step`]).
+
+use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
+use serde_json::value::RawValue;
+
+use crate::facts::{Entry, Facts, Sides};
+use crate::owner::{Claim, Marks, OwnerMark, Place};
+use crate::request::{Object, ObjectScope, OwnerReference};
+use crate::settings::ParentKind;
+use crate::violation::{Change, Finding, Found, Reason, Violation};
+
+/// Where the rules read a controller: Kubewarden's host in the module, a table in tests.
+pub trait Parents {
+    /// The object `request` names, as the host returns it, or the host's error.
+    fn get(&self, request: &GetResourceRequest) -> Result<Box<RawValue>, String>;
+}
+
+/// A host that reads nothing: every lookup fails, saying so.
+pub struct NoHost;
+
+impl Parents for NoHost {
+    fn get(&self, _: &GetResourceRequest) -> Result<Box<RawValue>, String> {
+        Err("no Kubewarden host to read it from".to_owned())
+    }
+}
+
+/// The controller of the judged object (the new one; the stored one on DELETE), of a kind the
+/// settings follow.
+#[derive(Debug)]
+pub struct Controller<'a> {
+    reference: OwnerReference<'a>,
+    kind: &'a ParentKind,
+    namespace: Option<&'a str>,
+}
+
+impl Controller<'_> {
+    /// The controller as messages name it: `Integration shop/app`.
+    fn name(&self) -> String {
+        match self.namespace {
+            Some(namespace) => format!("{} {namespace}/{}", self.kind.kind, self.reference.name),
+            None => format!("{} {}", self.kind.kind, self.reference.name),
+        }
+    }
+
+    /// The lookup, at the `apiVersion` the settings (and the policy's `contextAwareResources`)
+    /// name; cached by policy-server, as context-aware policies' lookups are.
+    pub fn request(&self) -> GetResourceRequest {
+        GetResourceRequest {
+            api_version: self.kind.api_version.clone(),
+            kind: self.kind.kind.clone(),
+            name: self.reference.name.to_string(),
+            namespace: self.namespace.map(str::to_owned),
+            disable_cache: false,
+            field_masks: None,
+        }
+    }
+}
+
+/// The controller to follow for a request's object: `Ok(None)` when it has none of a followed
+/// kind, `Err` when it has one the request may not follow (see the table).
+pub fn controller<'a>(facts: &Facts<'a>) -> Result<Option<Controller<'a>>, Found> {
+    let object = facts.sides.object();
+    let unreadable = |error| Found {
+        controller: "named in metadata.ownerReferences".to_owned(),
+        finding: Finding::Unreadable(error),
+    };
+    let Some(reference) = object.metadata.controller().map_err(unreadable)? else {
+        return Ok(None);
+    };
+    let followed = facts
+        .settings
+        .parent_kinds
+        .iter()
+        .find(|kind| kind.names(&reference.api_version, &reference.kind));
+    let Some(kind) = followed else {
+        return Ok(None);
+    };
+    // Owner references are resolved in the object's namespace; a cluster-scoped object's
+    // namespaced owner is never resolved (the garbage collector's `ownerRefs` rules).
+    let namespace = match (kind.cluster_scoped, facts.request.object_scope()) {
+        (true, _) => None,
+        (false, ObjectScope::Namespace(namespace)) => Some(namespace),
+        (false, ObjectScope::Cluster) => return Ok(None),
+    };
+    let controller = Controller {
+        reference,
+        kind,
+        namespace,
+    };
+    if let Sides::Update(old, new) = facts.sides {
+        let same = old.metadata.controller().ok().flatten().as_ref() == Some(&controller.reference)
+            && old.metadata.owner_references() == new.metadata.owner_references();
+        if !same {
+            return Err(controller.found(Finding::Repointed));
+        }
+    }
+    Ok(Some(controller))
+}
+
+/// What reading the controller gives the rules.
+#[derive(Debug)]
+pub enum Derivation<'p> {
+    /// Nothing read: no mark is inherited.
+    Unread,
+    /// The controller, read: its marks, which copies equal to them inherit.
+    Read {
+        /// The controller, as messages name it.
+        controller: String,
+        /// Its marks.
+        marks: Marks<'p>,
+    },
+    /// The controller is not followed; why, as denials say it.
+    Refused(Found),
+}
+
+impl<'p> Derivation<'p> {
+    /// What `controller`'s lookup gives: its marks when `parent` is the object its reference
+    /// names, read.
+    pub fn of(
+        facts: &Facts<'_>,
+        controller: &Controller<'_>,
+        parent: Result<&'p Object<'p>, String>,
+    ) -> Derivation<'p> {
+        let refused = |finding| Derivation::Refused(controller.found(finding));
+        let parent = match parent {
+            Ok(parent) => parent,
+            Err(error) => return refused(Finding::Unreadable(error)),
+        };
+        match parent.metadata.uid() {
+            Ok(uid) if uid == controller.reference.uid => {}
+            Ok(_) => return refused(Finding::Replaced),
+            Err(error) => return refused(Finding::Unreadable(error)),
+        }
+        let keys = facts
+            .settings
+            .guarded_keys()
+            .filter(|(place, _)| *place == Place::Annotation)
+            .map(|(_, key)| key);
+        match parent.mark_annotations(keys) {
+            Ok(annotations) => Derivation::Read {
+                controller: controller.name(),
+                // No object: a tracking id names one object, never its children.
+                marks: Marks {
+                    labels: &parent.metadata.labels,
+                    annotations,
+                    object: None,
+                },
+            },
+            Err(error) => refused(Finding::Unreadable(error)),
+        }
+    }
+
+    /// Whether `claim`, under `mark`, is inherited from the controller.
+    pub fn inherits(&self, mark: &OwnerMark, claim: Option<Claim<'_>>) -> bool {
+        match (self, claim) {
+            (Derivation::Read { marks, .. }, Some(claim)) if !claim.is_none() => {
+                Claim::read(mark, marks) == claim
+            }
+            _ => false,
+        }
+    }
+
+    /// What a denial of `entry` says the lookup found; `inherited` when the entry's mark was
+    /// inherited and still denied (by its identity).
+    pub fn found(&self, entry: &Entry<'_>, inherited: bool) -> Option<Found> {
+        match self {
+            Derivation::Unread => None,
+            Derivation::Refused(found) => Some(found.clone()),
+            Derivation::Read { controller, marks } => Some(Found {
+                controller: controller.clone(),
+                finding: match inherited {
+                    true => Finding::NotDerived,
+                    false => Finding::Carries(Claim::read(entry.mark, marks).to_string()),
+                },
+            }),
+        }
+    }
+}
+
+/// The audit rule of derived objects: each mark of the object's own that names an owner and
+/// differs from what its controller carries is out of step with it.
+pub fn out_of_step<'a>(facts: &Facts<'a>, derivation: &Derivation<'_>) -> Vec<Violation<'a>> {
+    let Derivation::Read { controller, marks } = derivation else {
+        return Vec::new();
+    };
+    facts
+        .object_entries()
+        .filter_map(|entry| {
+            let claim = entry.new.filter(|claim| !claim.is_none())?;
+            let carried = Claim::read(entry.mark, marks);
+            (carried != claim).then(|| {
+                let found = Found {
+                    controller: controller.clone(),
+                    finding: Finding::Carries(carried.to_string()),
+                };
+                facts.entry_violation(entry, Change::kept(claim), Reason::OutOfStep(found))
+            })
+        })
+        .collect()
+}
+
+impl Controller<'_> {
+    fn found(&self, finding: Finding) -> Found {
+        Found {
+            controller: self.name(),
+            finding,
+        }
+    }
+}
