@@ -7,7 +7,7 @@ mod common;
 
 use serde_json::{Value, json};
 use single_owner_policy::policy::{Payload, Verdict};
-use single_owner_policy::{Act, NotActing, Reason, Rule, Standing, Unfit};
+use single_owner_policy::{Act, NoHost, NotActing, Reason, Rule, Standing, Unfit};
 
 use common::summary;
 

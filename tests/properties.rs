@@ -32,8 +32,8 @@ use proptest::sample::{Index, select, subsequence};
 use proptest::strategy::Union;
 use proptest::test_runner::{Config, TestCaseError, TestCaseResult, TestRunner};
 use serde_json::{Value, json};
-use single_owner_policy::Violation;
 use single_owner_policy::policy::{self, EXEMPTION_ANNOTATION, Payload, Verdict};
+use single_owner_policy::{NoHost, Violation};
 
 use common::{
     APP_ID_KEY, CAMEL, CONFIG_MAP, CRD, DEPLOYMENT, FLUX_NAME, FLUX_NAMESPACE, HELM_NAME,
@@ -2163,7 +2163,7 @@ fn respond(request: &Value, settings: &Value) -> Result<Response, TestCaseError>
     prop_assert!(audit.is_empty(), "unknown audit annotations {audit:?}");
     // The typed verdict the response was written from: what each violation is, as values.
     let parsed = Payload::parse(&payload);
-    let (denied, bypassed) = match parsed.as_ref().map(Payload::verdict) {
+    let (denied, bypassed) = match parsed.as_ref().map(|parsed| parsed.verdict(&NoHost)) {
         Ok(Verdict::Deny(violations)) => (violations, Vec::new()),
         Ok(Verdict::Exempt { violations, .. }) => (Vec::new(), violations),
         _ => (Vec::new(), Vec::new()),

@@ -19,6 +19,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use single_owner_policy::policy::{self, Payload, Verdict};
+use single_owner_policy::NoHost;
 
 fuzz_target!(|payload: &[u8]| {
     let response = policy::validate(payload);

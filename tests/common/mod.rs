@@ -9,7 +9,7 @@ use std::ops::Deref;
 
 use serde_json::{Map, Value, json};
 use single_owner_policy::policy::{self, Payload, Verdict};
-use single_owner_policy::{Change, Reason, Violation};
+use single_owner_policy::{Change, NoHost, Reason, Violation};
 
 /// The label of the default appID shape: `ClusterExtension.<name>` or
 /// `Extension.<namespace>.<name>`.

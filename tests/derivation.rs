@@ -1,0 +1,347 @@
+//! Derived objects follow their controller ([`single_owner_policy::Parents`]): each row a
+//! request on an object whose controller the host holds (or not), what the policy decides, what
+//! the denial says it found, and how many lookups it made. The rows mirror the tables of
+//! `src/derivation.rs`.
+
+mod common;
+
+use std::cell::Cell;
+
+use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use single_owner_policy::policy::{Payload, Verdict};
+use single_owner_policy::{Finding, Parents, Reason};
+
+use common::{CAMEL, summary};
+
+/// The controller every derived object here names.
+const PARENT: &str = "app";
+/// Its uid.
+const UID: &str = "7b1c0f2e-integration";
+
+/// A host holding one controller: its labels and annotations, its uid, or the error a lookup
+/// gets. It counts the lookups.
+struct Host {
+    api_version: &'static str,
+    kind: &'static str,
+    parent: Result<Value, &'static str>,
+    calls: Cell<usize>,
+}
+
+impl Parents for Host {
+    fn get(&self, request: &GetResourceRequest) -> Result<Box<RawValue>, String> {
+        self.calls.set(self.calls.get() + 1);
+        assert_eq!(
+            (&*request.api_version, &*request.kind, &*request.name),
+            (self.api_version, self.kind, PARENT),
+            "the lookup names the controller at the settings' apiVersion"
+        );
+        assert_eq!(request.namespace.as_deref(), Some("shop"));
+        assert!(!request.disable_cache, "policy-server caches lookups");
+        let parent = self.parent.clone().map_err(str::to_owned)?;
+        Ok(RawValue::from_string(parent.to_string()).unwrap())
+    }
+}
+
+/// A controller's metadata, with `uid`.
+fn parent(uid: &str, labels: Value, annotations: Value) -> Result<Value, &'static str> {
+    Ok(
+        json!({"metadata": {"name": PARENT, "namespace": "shop", "uid": uid,
+        "labels": labels, "annotations": annotations}}),
+    )
+}
+
+/// An owner reference to the controller, by kind and uid.
+fn controller(api_version: &str, kind: &str, uid: &str) -> Value {
+    json!([{"apiVersion": api_version, "kind": kind, "name": PARENT, "uid": uid,
+        "controller": true, "blockOwnerDeletion": true}])
+}
+
+/// An object of `kind` in `shop` with these marks and owner references (`null`: none).
+fn object(kind: &str, labels: Value, annotations: Value, references: &Value) -> Value {
+    let mut metadata = json!({"name": "app-1", "namespace": "shop", "uid": "c-1",
+        "labels": labels, "annotations": annotations});
+    if !references.is_null() {
+        metadata["ownerReferences"] = references.clone();
+    }
+    json!({"kind": kind, "metadata": metadata})
+}
+
+/// A request of `operation` on `(group, version, kind)` by `user`.
+fn request(
+    operation: &str,
+    (group, kind): (&str, &str),
+    user: &str,
+    old: Option<Value>,
+    new: Option<Value>,
+) -> Value {
+    let mut groups = vec![json!("system:authenticated")];
+    if let Some(account) = user.strip_prefix("system:serviceaccount:") {
+        let namespace = account.split(':').next().unwrap();
+        groups.insert(0, json!(format!("system:serviceaccounts:{namespace}")));
+        groups.insert(0, json!("system:serviceaccounts"));
+    }
+    let mut request = json!({
+        "uid": "1", "kind": {"group": group, "version": "v1", "kind": kind},
+        "resource": {"group": group, "version": "v1", "resource": format!("{}s", kind.to_lowercase())},
+        "requestResource": {"group": group, "version": "v1", "resource": format!("{}s", kind.to_lowercase())},
+        "name": "app-1", "namespace": "shop", "operation": operation,
+        "userInfo": {"username": user, "groups": groups},
+    });
+    if let Some(old) = old {
+        request["oldObject"] = old;
+    }
+    if let Some(new) = new {
+        request["object"] = new;
+    }
+    request
+}
+
+/// What a row expects: allowed, or denied with these summaries and this finding.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Allowed,
+    Denied(Vec<String>, Option<Finding>),
+}
+
+/// The policy's decision with `host`, and the lookups it made.
+fn decide(request: &Value, settings: &Value, host: &Host) -> (Outcome, usize) {
+    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
+    let parsed = Payload::parse(&payload).unwrap();
+    let outcome = match parsed.verdict(host) {
+        Verdict::Allow => Outcome::Allowed,
+        Verdict::Deny(violations) => Outcome::Denied(
+            violations.iter().map(summary).collect(),
+            violations[0]
+                .controller
+                .as_ref()
+                .map(|found| found.finding.clone())
+                .or_else(|| match &violations[0].reason {
+                    Reason::OutOfStep(found) => Some(found.finding.clone()),
+                    _ => None,
+                }),
+        ),
+        other => panic!("unexpected verdict {other:?}"),
+    };
+    (outcome, host.calls.get())
+}
+
+fn denied(summaries: &[&str], finding: Option<Finding>) -> Outcome {
+    Outcome::Denied(summaries.iter().map(|s| s.to_string()).collect(), finding)
+}
+
+fn carries(claim: &str) -> Option<Finding> {
+    Some(Finding::Carries(claim.to_owned()))
+}
+
+/// Camel K (examples/camel-k): after an Integration moved from operator-1 to operator-2, its
+/// Deployment follows it.
+#[test]
+fn a_derived_object_follows_its_controller_across_owners() {
+    let settings = json!({"ownerMarks": [{"annotation": CAMEL}], "orphaning": "Deny",
+        "parentKinds": [{"apiVersion": "camel.apache.org/v1", "kind": "Integration"},
+                        {"apiVersion": "serving.knative.dev/v1", "kind": "Service"}]});
+    let marks = |id: &str| json!({CAMEL: id});
+    let integration = controller("camel.apache.org/v1", "Integration", UID);
+    let deployment =
+        |id: &str, references: &Value| object("Deployment", json!({}), marks(id), references);
+    let update = |old: Value, new: Value| {
+        request(
+            "UPDATE",
+            ("apps", "Deployment"),
+            "system:serviceaccount:camel-k:camel-k-operator",
+            Some(old),
+            Some(new),
+        )
+    };
+    let moved = update(
+        deployment("operator-1", &integration),
+        deployment("operator-2", &integration),
+    );
+    let owner_change = &[
+        "annotation camel.apache.org/operator.id: owner change from \"operator-1\" to \"operator-2\"",
+    ];
+    let at = |uid, id: &str| parent(uid, json!({}), marks(id));
+    let host = |parent| Host {
+        api_version: "camel.apache.org/v1",
+        kind: "Integration",
+        parent,
+        calls: Cell::new(0),
+    };
+    let pipe = controller("camel.apache.org/v1", "Pipe", UID);
+    let repointed = update(
+        deployment("operator-1", &Value::Null),
+        deployment("operator-2", &integration),
+    );
+    let rereferenced = update(
+        deployment(
+            "operator-1",
+            &controller("camel.apache.org/v1", "Integration", "other-uid"),
+        ),
+        deployment("operator-2", &integration),
+    );
+    let kept = update(
+        deployment("operator-1", &integration),
+        deployment("operator-1", &integration),
+    );
+    let unmarked = object("Deployment", json!({}), json!({}), &integration);
+    let released = update(deployment("operator-1", &integration), unmarked);
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Value, Result<Value, &str>, Outcome, usize)> = vec![
+        ("the controller moved: inherited",  moved.clone(), at(UID, "operator-2"), Outcome::Allowed, 1),
+        ("the controller did not move",      moved.clone(), at(UID, "operator-1"), denied(owner_change, carries("\"operator-1\"")), 1),
+        ("another object by that name",      moved.clone(), at("new-uid", "operator-2"), denied(owner_change, Some(Finding::Replaced)), 1),
+        ("the lookup fails",                 moved.clone(), Err("integrations.camel.apache.org \"app\" is forbidden"),
+            denied(owner_change, Some(Finding::Unreadable("integrations.camel.apache.org \"app\" is forbidden".to_owned()))), 1),
+        ("pointed at the controller now",    repointed, at(UID, "operator-2"), denied(owner_change, Some(Finding::Repointed)), 0),
+        ("its reference changes",            rereferenced, at(UID, "operator-2"), denied(owner_change, Some(Finding::Repointed)), 0),
+        ("a controller of a kind not followed", update(deployment("operator-1", &pipe), deployment("operator-2", &pipe)),
+            at(UID, "operator-2"), denied(owner_change, None), 0),
+        ("allowed without it: no lookup",    kept, at(UID, "operator-2"), Outcome::Allowed, 0),
+        ("a removal is not inherited",       released, parent(UID, json!({}), json!({})),
+            denied(&["annotation camel.apache.org/operator.id: orphaning from \"operator-1\" to none"], carries("none")), 1),
+    ];
+    for (name, request, parent, expected, calls) in rows {
+        let host = host(parent);
+        assert_eq!(
+            decide(&request, &settings, &host),
+            (expected, calls),
+            "{name}"
+        );
+    }
+}
+
+/// Flux with identities (examples/flux): cert-manager derives a Certificate's
+/// CertificateRequests, labels copied, for any owner (`access: Derive`), and nothing else.
+#[test]
+fn who_may_derive_and_what() {
+    const NAME: &str = "kustomize.toolkit.fluxcd.io/name";
+    const NAMESPACE: &str = "kustomize.toolkit.fluxcd.io/namespace";
+    const CERT_MANAGER: &str = "system:serviceaccount:cert-manager:cert-manager";
+    const TENANT: &str = "system:serviceaccount:shop:flux-reconciler";
+    const OTHER: &str = "system:serviceaccount:shop:other";
+    let settings = json!({
+        "ownerMarks": [{"label": NAME, "namespaceKey": NAMESPACE}],
+        "identities": [
+            {"owners": ["${namespace}/*"], "users": ["system:serviceaccount:*:flux-reconciler"]},
+            {"owners": ["*"], "users": [CERT_MANAGER], "access": "Derive"}],
+        "writes": "Owner",
+        "parentKinds": [{"apiVersion": "cert-manager.io/v1", "kind": "Certificate"}]});
+    let labels = |owner: &str| {
+        let (namespace, name) = owner.split_once('/').unwrap_or(("", ""));
+        match owner {
+            "" => json!({}),
+            _ => json!({NAME: name, NAMESPACE: namespace}),
+        }
+    };
+    let certificate = controller("cert-manager.io/v1", "Certificate", UID);
+    let request_of = |owner: &str, references: &Value| {
+        object("CertificateRequest", labels(owner), json!({}), references)
+    };
+    let kind = ("cert-manager.io", "CertificateRequest");
+    let create = |user, owner| {
+        request(
+            "CREATE",
+            kind,
+            user,
+            None,
+            Some(request_of(owner, &certificate)),
+        )
+    };
+    let update = |user, old, new| {
+        request(
+            "UPDATE",
+            kind,
+            user,
+            Some(request_of(old, &certificate)),
+            Some(request_of(new, &certificate)),
+        )
+    };
+    let delete = |user, owner| {
+        request(
+            "DELETE",
+            kind,
+            user,
+            Some(request_of(owner, &certificate)),
+            None,
+        )
+    };
+    let orphan = create(CERT_MANAGER, "shop/apps");
+    let orphan = {
+        let mut orphan = orphan;
+        orphan["object"]["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("ownerReferences");
+        orphan
+    };
+    let label = "label kustomize.toolkit.fluxcd.io/name";
+    let identity_none_to_apps = format!("{label}: identity from none to \"shop/apps\"");
+    let identity_to_other = format!("{label}: identity from none to \"shop/other\"");
+    let writes_apps = format!("{label}: owner writes owned by \"shop/apps\"");
+    let removed = format!("{label}: identity from \"shop/apps\" to none");
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Value, Outcome, usize)> = vec![
+        ("cert-manager copies the Certificate's labels", create(CERT_MANAGER, "shop/apps"), Outcome::Allowed, 1),
+        ("the tenant's own reconciler: no lookup",      create(TENANT, "shop/apps"), Outcome::Allowed, 0),
+        ("a requester that may not derive",              create(OTHER, "shop/apps"),
+            denied(&[&identity_none_to_apps], Some(Finding::NotDerived)), 1),
+        ("a label the Certificate does not carry",       create(CERT_MANAGER, "shop/other"),
+            denied(&[&identity_to_other], carries("\"shop/apps\"")), 1),
+        ("no controller: no lookup",                     orphan, denied(&[&identity_none_to_apps], None), 0),
+        ("cert-manager updates what it derived",         update(CERT_MANAGER, "shop/apps", "shop/apps"), Outcome::Allowed, 1),
+        ("cert-manager deletes what it derived",         delete(CERT_MANAGER, "shop/apps"), Outcome::Allowed, 1),
+        ("another writes what was derived",              update(OTHER, "shop/apps", "shop/apps"),
+            denied(&[&writes_apps], Some(Finding::NotDerived)), 1),
+        ("deriving never removes a mark",                update(CERT_MANAGER, "shop/apps", ""),
+            denied(&[&removed], carries("\"shop/apps\"")), 1),
+    ];
+    for (name, request, expected, calls) in rows {
+        let host = Host {
+            api_version: "cert-manager.io/v1",
+            kind: "Certificate",
+            parent: parent(UID, labels("shop/apps"), json!({})),
+            calls: Cell::new(0),
+        };
+        assert_eq!(
+            decide(&request, &settings, &host),
+            (expected, calls),
+            "{name}"
+        );
+    }
+}
+
+/// An audit replay reads the controller of what it replays and reports a mark out of step.
+#[test]
+fn an_audit_reports_a_mark_out_of_step_with_its_controller() {
+    let settings = json!({"ownerMarks": [{"annotation": CAMEL}],
+        "parentKinds": [{"apiVersion": "camel.apache.org/v1", "kind": "Integration"}]});
+    let integration = controller("camel.apache.org/v1", "Integration", UID);
+    let stored = object(
+        "Deployment",
+        json!({}),
+        json!({CAMEL: "operator-1"}),
+        &integration,
+    );
+    let mut replay = request("CREATE", ("apps", "Deployment"), "", None, Some(stored));
+    replay["userInfo"] = json!({});
+    replay.as_object_mut().unwrap().remove("requestResource");
+    let out_of_step =
+        &["annotation camel.apache.org/operator.id: controller owned by \"operator-1\""];
+    #[rustfmt::skip]
+    let rows = [
+        ("in step",     parent(UID, json!({}), json!({CAMEL: "operator-1"})), Outcome::Allowed),
+        ("out of step", parent(UID, json!({}), json!({CAMEL: "operator-2"})), denied(out_of_step, carries("\"operator-2\""))),
+        ("unreadable",  Err("forbidden"), Outcome::Allowed),
+    ];
+    for (name, parent, expected) in rows {
+        let host = Host {
+            api_version: "camel.apache.org/v1",
+            kind: "Integration",
+            parent,
+            calls: Cell::new(0),
+        };
+        assert_eq!(decide(&replay, &settings, &host), (expected, 1), "{name}");
+    }
+}
