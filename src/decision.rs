@@ -74,7 +74,8 @@ pub fn evaluate<'a>(
         return decide(&facts, violations, false);
     }
     let (mut violations, mut consume) = judge(&facts, &Derivation::Unread);
-    if !violations.is_empty() {
+    // Under `stampOnly` nothing is denied: no lookup can change the decision.
+    if !violations.is_empty() && !settings.stamp_only {
         following(&facts, parents, |derivation| {
             (violations, consume) = judge(&facts, derivation);
         });

@@ -250,13 +250,33 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
     }
     let audit = twin != Twin::Stamping;
     yaml.push_str(&format!(
-        "  mutating: {mutating}\n  backgroundAudit: {audit}\n  rules:\n"
+        "  mutating: {mutating}\n  backgroundAudit: {audit}\n"
     ));
+    if audit && !settings.parent_kinds.is_empty() {
+        yaml.push_str(&context_aware_resources(&settings));
+    }
+    yaml.push_str("  rules:\n");
     yaml.push_str(&rules_yaml(settings.judged_operations(), 4));
     yaml.push_str(&match_conditions_yaml(&settings));
     yaml.push_str("  settings:");
     yaml.push_str(&settings_block(settings_yaml)?);
     Ok(yaml)
+}
+
+/// The kinds of `parentKinds`, as the `contextAwareResources` Kubewarden grants lookups of.
+fn context_aware_resources(settings: &Settings) -> String {
+    let mut yaml = String::from(
+        "  # The controllers the policy reads (`parentKinds`); policy-server's service account\n  \
+         # needs get on them (see docs/deploying.md, \"Derived objects\").\n  \
+         contextAwareResources:\n",
+    );
+    for kind in &settings.parent_kinds {
+        yaml.push_str(&format!(
+            "    - apiVersion: {}\n      kind: {}\n",
+            kind.api_version, kind.kind
+        ));
+    }
+    yaml
 }
 
 const NAMESPACE_SELECTOR: &str =

@@ -109,6 +109,7 @@ fn the_generated_manifest_is_the_example_policy() {
                 "namespaceSelector",
                 "mutating",
                 "backgroundAudit",
+                "contextAwareResources",
                 "matchConditions",
                 "settings",
             ] {
@@ -313,6 +314,51 @@ fn metadata_yml_and_the_artifact_hub_package_list_the_generated_rules() {
     assert_eq!(
         packaged, metadata["rules"],
         "artifacthub-pkg.yml: kubewarden/rules"
+    );
+}
+
+/// metadata.yml lists the kinds of every example's `parentKinds`, which kwctl grants an
+/// annotated module's lookups, and the Artifact Hub package says the same.
+#[test]
+fn metadata_yml_lists_the_controllers_the_examples_follow() {
+    let mut followed: Vec<Value> = Vec::new();
+    for setup in examples() {
+        let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
+        for kind in &settings.parent_kinds {
+            let resource: Value = serde_yaml::from_str(&format!(
+                "{{apiVersion: {}, kind: {}}}",
+                kind.api_version, kind.kind
+            ))
+            .unwrap();
+            if !followed.contains(&resource) {
+                followed.push(resource);
+            }
+        }
+    }
+    let sorted = |mut list: Vec<Value>| {
+        list.sort_by_key(|resource| format!("{resource:?}"));
+        list
+    };
+    let metadata: Value = serde_yaml::from_str(&read("metadata.yml")).unwrap();
+    let listed = metadata["contextAwareResources"]
+        .as_sequence()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        sorted(listed),
+        sorted(followed),
+        "metadata.yml: contextAwareResources"
+    );
+    let package: Value = serde_yaml::from_str(&read("artifacthub-pkg.yml")).unwrap();
+    let packaged: Value = serde_yaml::from_str(
+        package["annotations"]["kubewarden/contextAwareResources"]
+            .as_str()
+            .unwrap_or_default(),
+    )
+    .unwrap();
+    assert_eq!(
+        packaged, metadata["contextAwareResources"],
+        "artifacthub-pkg.yml: kubewarden/contextAwareResources"
     );
 }
 
