@@ -11,9 +11,9 @@
 //!    ([`scope`]), one owner across marks ([`one_owner`]), the requester's identity
 //!    ([`requester`]), `writes: Owner` ([`writes`]) — then the offer ([`handoff`]); an audit
 //!    replay by the object's state alone ([`audit`]) and by its controller's marks;
-//! 3b. **follow**: only when that denies, the object's controller is read, and the marks it
+//! 4. **follow**: only when that denies, the object's controller is read, and the marks it
 //!    carries are judged as inherited ([`derivation`]);
-//! 4. **decide**: deny with every violation; otherwise stamp the owner mark or remove a consumed
+//! 5. **decide**: deny with every violation; otherwise stamp the owner mark or remove a consumed
 //!    offer where the settings ask for it ([`Mutation::of`]); otherwise allow. Under
 //!    `stampOnly` nothing is denied: the validating twin judges the final object.
 //!

@@ -25,7 +25,7 @@ const UID: &str = "7b1c0f2e-integration";
 struct Host {
     api_version: &'static str,
     kind: &'static str,
-    parent: Result<Value, &'static str>,
+    parent: Held,
     calls: Cell<usize>,
 }
 
@@ -44,8 +44,11 @@ impl Parents for Host {
     }
 }
 
+/// What the host holds: the controller, or the error its lookup gets.
+type Held = Result<Value, &'static str>;
+
 /// A controller's metadata, with `uid`.
-fn parent(uid: &str, labels: Value, annotations: Value) -> Result<Value, &'static str> {
+fn parent(uid: &str, labels: Value, annotations: Value) -> Held {
     Ok(
         json!({"metadata": {"name": PARENT, "namespace": "shop", "uid": uid,
         "labels": labels, "annotations": annotations}}),
@@ -188,7 +191,7 @@ fn a_derived_object_follows_its_controller_across_owners() {
     let unmarked = object("Deployment", json!({}), json!({}), &integration);
     let released = update(deployment("operator-1", &integration), unmarked);
     #[rustfmt::skip]
-    let rows: Vec<(&str, Value, Result<Value, &str>, Outcome, usize)> = vec![
+    let rows: Vec<(&str, Value, Held, Outcome, usize)> = vec![
         ("the controller moved: inherited",  moved.clone(), at(UID, "operator-2"), Outcome::Allowed, 1),
         ("the controller did not move",      moved.clone(), at(UID, "operator-1"), denied(owner_change, carries("\"operator-1\"")), 1),
         ("another object by that name",      moved.clone(), at("new-uid", "operator-2"), denied(owner_change, Some(Finding::Replaced)), 1),

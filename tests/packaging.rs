@@ -256,6 +256,7 @@ fn form_entry_defaults_are_accepted() {
             "resources": ["secrets"],
             "operations": ["CREATE", "UPDATE"]
         },
+        "parentKinds": {"apiVersion": "camel.apache.org/v1", "kind": "Integration"},
     });
     let questions = questions();
     for q in questions
