@@ -60,12 +60,13 @@ mod violation;
 mod writes;
 
 pub use derivation::{NoHost, Parents};
+/// What a lookup of a controller asks Kubewarden's host ([`Parents::get`]).
+pub use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
 pub use scope::Unfit;
 pub use settings::Settings;
 pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};
 
-use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
 use kubewarden_policy_sdk::protocol_version_guest;
 use serde_json::value::RawValue;
 use wapc_guest::{CallResult, register_function};

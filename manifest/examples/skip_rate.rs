@@ -10,7 +10,8 @@
 //!
 //! `--smoke` runs a twentieth of the mix (every category kept), to check that it all works.
 //! Fails if a request the policy acts on is not sent, if a setup without stamping sends 10% or
-//! more of the writes, or if a control-plane write that the policy allows is sent.
+//! more of the writes, if a control-plane write that the policy allows is sent, or if the
+//! policy looks up objects' controllers (`parentKinds`) on more than 0.1% of the writes.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -19,10 +20,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use support::traffic::{self, LEASES, Tally};
-use support::{Conditions, Verdict, settings, variables, verdict};
+use support::{Conditions, Verdict, lookups, settings, variables, verdict};
 
 /// The goal for setups without stamping: under this fraction of the writes sent.
 const GOAL: f64 = 0.10;
+
+/// The goal for lookups of controllers: at most this fraction of the writes makes one.
+const LOOKUP_GOAL: f64 = 0.001;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -41,9 +45,10 @@ fn main() -> ExitCode {
     );
     println!(
         "| setup | requests | sent | acted on | sent, leases left out | acted on, leases left out \
-         | control-plane writes | sent if judged like anyone | sent | sent, allowed anyway |"
+         | control-plane writes | sent if judged like anyone | sent | sent, allowed anyway \
+         | lookups |"
     );
-    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let mut failed = false;
     let mut tallies = Vec::new();
     let mut evaluation = Duration::ZERO;
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         let conditions = Conditions::of(&parsed);
         let untrusting = Conditions::without_trust(&parsed);
         let mut tally = Tally::default();
+        let mut looked_up = 0;
         for request in traffic::mix(&parsed, divisor) {
             let variables = variables(&request.request);
             let start = Instant::now();
@@ -116,6 +122,10 @@ fn main() -> ExitCode {
                 );
                 failed = true;
             }
+            // A lookup follows a denial only, with every copy inherited at best.
+            if acted {
+                looked_up += lookups(&request.request, &json);
+            }
             let untrusted = request.control_plane && untrusting.evaluate(&variables) == Ok(true);
             tally.add(&request, sent, untrusted, acted);
             evaluations += 1;
@@ -123,7 +133,7 @@ fn main() -> ExitCode {
         let all = tally.totals(|_| true);
         let rest = tally.totals(|category| LEASES.iter().all(|lease| lease.name() != category));
         println!(
-            "| {setup}{} | {} | {} ({}) | {} ({}) | {} of {} ({}) | {} ({}) | {} | {} | {} ({}) | {} |",
+            "| {setup}{} | {} | {} ({}) | {} ({}) | {} of {} ({}) | {} ({}) | {} | {} | {} ({}) | {} | {} ({}) |",
             if parsed.stamp { " (stamp)" } else { "" },
             all.requests,
             all.sent,
@@ -140,7 +150,16 @@ fn main() -> ExitCode {
             all.control_plane_sent,
             percent(all.control_plane_sent, all.control_plane),
             all.control_plane_sent_allowed,
+            looked_up,
+            percent(looked_up, all.requests),
         );
+        if looked_up as f64 > LOOKUP_GOAL * all.requests as f64 {
+            eprintln!(
+                "{setup}: looks up controllers on {} of the writes, over the goal of {LOOKUP_GOAL}",
+                percent(looked_up, all.requests)
+            );
+            failed = true;
+        }
         let fraction = all.sent as f64 / all.requests as f64;
         if !parsed.stamp && fraction >= GOAL {
             eprintln!(

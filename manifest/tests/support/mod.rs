@@ -163,6 +163,46 @@ pub fn verdict(request: &Value, settings: &Value) -> Verdict {
     }
 }
 
+/// How many lookups of an object's controller the policy makes on `request` when the host
+/// answers each with a controller carrying the object's own labels and annotations, at the
+/// uid its reference names: every copy then is inherited.
+pub fn lookups(request: &Value, settings: &Value) -> usize {
+    let payload = serde_json::json!({"request": request, "settings": settings});
+    let payload = serde_json::to_vec(&payload).unwrap();
+    let Ok(parsed) = policy::Payload::parse(&payload) else {
+        return 0;
+    };
+    let object = match &request["object"] {
+        Value::Null => &request["oldObject"],
+        object => object,
+    };
+    let host = Copying {
+        metadata: &object["metadata"],
+        calls: std::cell::Cell::new(0),
+    };
+    parsed.verdict(&host);
+    host.calls.get()
+}
+
+/// A host whose every controller carries the marks of the object it derives.
+struct Copying<'a> {
+    metadata: &'a Value,
+    calls: std::cell::Cell<usize>,
+}
+
+impl single_owner_policy::Parents for Copying<'_> {
+    fn get(
+        &self,
+        _: &single_owner_policy::GetResourceRequest,
+    ) -> Result<Box<serde_json::value::RawValue>, String> {
+        self.calls.set(self.calls.get() + 1);
+        let uid = &self.metadata["ownerReferences"][0]["uid"];
+        let parent = serde_json::json!({"metadata": {"name": "parent", "uid": uid,
+            "labels": self.metadata["labels"], "annotations": self.metadata["annotations"]}});
+        Ok(serde_json::value::RawValue::from_string(parent.to_string()).unwrap())
+    }
+}
+
 /// Reads a settings document (YAML or JSON) into the policy's settings and the JSON the
 /// `validate` payload carries.
 pub fn settings(yaml: &str) -> (Settings, Value) {

@@ -42,6 +42,7 @@
 //! ReplicaSets (a tracking id among them, which then names the Deployment); templates, and so
 //! what is made from them, carry no tracking id (Argo CD writes none there).
 //! | `ownership` | 3 | an adoption, an offer and a namespace created for an install | the change itself |
+//! | `derived` | 20 | operators derive objects from their parents, copying the parent's labels, the parent their controller: cert-manager creates a Certificate's CertificateRequest at each renewal (12), prometheus-operator updates a Prometheus's StatefulSet (8) | 30% (the parent's) |
 //!
 //! Kubernetes' own writers — kubelets, kube-controller-manager's controllers, the scheduler —
 //! are marked ([`Request::control_plane`]): the policy trusts most of what they write, and the
@@ -126,6 +127,8 @@ pub enum Category {
     Install,
     /// `ownership`.
     Ownership,
+    /// `derived`.
+    Derived,
 }
 
 impl Category {
@@ -157,6 +160,7 @@ impl Category {
             Category::CrdUpgrade => "crd-upgrade",
             Category::Install => "install",
             Category::Ownership => "ownership",
+            Category::Derived => "derived",
         }
     }
 }
@@ -168,7 +172,7 @@ impl std::fmt::Display for Category {
 }
 
 /// How many requests of each category, per hour of the cluster above.
-pub const HOURLY: [(Category, usize); 25] = [
+pub const HOURLY: [(Category, usize); 26] = [
     (Category::NodeLease, 7_200),
     (Category::LeaderLease, 10_800),
     (Category::Event, 2_000),
@@ -194,6 +198,7 @@ pub const HOURLY: [(Category, usize); 25] = [
     (Category::CrdUpgrade, 12),
     (Category::Install, 40),
     (Category::Ownership, 3),
+    (Category::Derived, 20),
 ];
 
 /// The categories that are leases.
@@ -723,6 +728,44 @@ impl Cluster {
                     _ => delete(kind, &user, old),
                 }
             }
+            Category::Derived => {
+                // Copies of the parent's labels, the parent named as controller.
+                let meta = self.meta(owned(rng, 30)).untracked();
+                let namespace = RELEASES[release];
+                let (kind, parent, parent_kind, user) = match index % 5 {
+                    0..=2 => (
+                        Kind::CERTIFICATE_REQUEST,
+                        format!("tls-{index}"),
+                        ("cert-manager.io/v1", "Certificate"),
+                        User::service_account("cert-manager", "cert-manager"),
+                    ),
+                    _ => (
+                        Kind::STATEFUL_SET,
+                        "k8s".to_owned(),
+                        ("monitoring.coreos.com/v1", "Prometheus"),
+                        User::service_account("monitoring", "prometheus-operator"),
+                    ),
+                };
+                let mut new = object(
+                    kind,
+                    namespace,
+                    &format!("{parent}-{index}"),
+                    Some(meta),
+                    json!({"spec": {"replicas": 2}}),
+                    index,
+                );
+                new["metadata"]["ownerReferences"] = json!([{
+                    "apiVersion": parent_kind.0, "kind": parent_kind.1, "name": parent,
+                    "uid": format!("7a1d{index:08x}-0c4e-4b8f-a2d6-5e9b3c1f0a7d"),
+                    "controller": true, "blockOwnerDeletion": true}]);
+                if kind.kind == "CertificateRequest" {
+                    create(kind, &user, new)
+                } else {
+                    let old = new.clone();
+                    new["spec"]["replicas"] = json!(3);
+                    update(kind, "", &user, old, new)
+                }
+            }
             Category::CustomResource => {
                 let meta = self.meta(owned(rng, 20));
                 let namespace = RELEASES[release];
@@ -1053,6 +1096,14 @@ impl Kind {
     );
     const CERTIFICATE: Kind =
         Kind::new("cert-manager.io", "v1", "Certificate", "certificates", true);
+    const CERTIFICATE_REQUEST: Kind = Kind::new(
+        "cert-manager.io",
+        "v1",
+        "CertificateRequest",
+        "certificaterequests",
+        true,
+    );
+    const STATEFUL_SET: Kind = Kind::new("apps", "v1", "StatefulSet", "statefulsets", true);
     const CLUSTER_ROLE: Kind = Kind::new(
         "rbac.authorization.k8s.io",
         "v1",
