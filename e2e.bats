@@ -14,11 +14,13 @@ setup() {
     CLUSTER_ONLY='a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
 }
 
-# evaluate SETTINGS REQUEST: SETTINGS is a file, or inline JSON when it starts with "{".
+# evaluate SETTINGS REQUEST [SESSION]: SETTINGS is a file, or inline JSON when it starts with
+# "{"; SESSION, kwctl's session of what the host answers the policy's lookups (context-aware).
 evaluate() {
-    local settings=(--settings-path "$1")
+    local settings=(--settings-path "$1") host=()
     [[ $1 != "{"* ]] || settings=(--settings-json "$1")
-    run --separate-stderr "$KWCTL" run "${settings[@]}" --request-path "$2" "$POLICY"
+    [ -z "${3:-}" ] || host=(--allow-context-aware --replay-host-capabilities-interactions "$3")
+    run --separate-stderr "$KWCTL" run "${settings[@]}" "${host[@]}" --request-path "$2" "$POLICY"
     echo "stdout: $output"
     echo "stderr: $stderr"
     [ "$status" -eq 0 ]
@@ -203,15 +205,20 @@ settings_rejected() {
 
 # The one check that each sample gets the verdict its name announces: allowed-… (no message),
 # or denied-… by a rule (403, with its message, not refused as unreadable); …-stamped when the
-# policy adds the owner mark (a patch), and only then.
+# policy adds the owner mark (a patch), and only then. A sample whose object follows its
+# controller runs with the session of its lookups (sessions/<sample>.yml): every exchange used,
+# none other made; every other sample with a session of none, so that a lookup fails the run
+# (under the repo's runner, which refuses a call its session does not hold).
 @test "every sample request gets the verdict its name announces (examples/*/)" {
-    local setups=0 samples
+    local setups=0 samples session
     for setup in examples/*/; do
         setups=$((setups + 1))
         samples=0
         for sample in "$setup"*.json; do
             samples=$((samples + 1))
-            evaluate "${setup}settings.yaml" "$sample"
+            session="${setup}sessions/$(basename "$sample" .json).yml"
+            [ -f "$session" ] || session=test_data/sessions/no-lookups.yml
+            evaluate "${setup}settings.yaml" "$sample" "$session"
             name=$(basename "$sample")
             verdict=$(jq -r 'if .allowed then "allowed" elif .status.code == 403 and (.status.message // "") != "" then "denied" else "refused" end' <<<"$output")
             [[ $name == "$verdict"-* ]]
@@ -1046,6 +1053,17 @@ replay() {
             [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
         done
     done
+}
+
+@test "audit: a derived object out of step with its controller is reported, in step it passes" {
+    local sample=examples/camel-k/allowed-deployment-follows-integration-to-operator-2.json
+    local session=examples/camel-k/sessions/allowed-deployment-follows-integration-to-operator-2.yml
+    # The stored Deployment still carries operator-1; its Integration has moved to operator-2.
+    jq '.object = .oldObject' "$sample" >"$BATS_TEST_TMPDIR/stored.json"
+    evaluate examples/camel-k/settings.yaml "$(replay "$BATS_TEST_TMPDIR/stored.json")" "$session"
+    denied 'annotation camel.apache.org/operator.id: controller: Deployment shop/orders-route is owned by "operator-1": out of step with its controller: its controller Integration shop/orders-route carries "operator-2"'
+    evaluate examples/camel-k/settings.yaml "$(replay "$sample")" "$session"
+    allowed
 }
 
 @test "audit: a replay never stamps, even where every requester acts for an owner" {
