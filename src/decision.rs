@@ -91,9 +91,9 @@ fn following(facts: &Facts<'_>, parents: &dyn Parents, then: impl FnOnce(&Deriva
         Ok(None) => return,
         Err(found) => return then(&Derivation::Refused(found)),
     };
-    let raw = parents.get(&controller.request());
+    let raw = parents.get(&controller.lookup());
     let parent = match &raw {
-        Ok(raw) => serde_json::from_str::<Object<'_>>(raw.get()).map_err(|error| error.to_string()),
+        Ok(raw) => serde_json::from_str::<Object<'_>>(raw).map_err(|error| error.to_string()),
         Err(error) => Err(error.clone()),
     };
     then(&Derivation::of(

@@ -6,7 +6,7 @@
 
 mod sides;
 
-pub use sides::{Sides, marks_of};
+pub use sides::{Sides, annotation_keys, marks_of};
 
 use crate::deletion;
 use crate::identity::Acting;

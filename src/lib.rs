@@ -59,16 +59,13 @@ mod transition;
 mod violation;
 mod writes;
 
-pub use derivation::{NoHost, Parents};
-/// What a lookup of a controller asks Kubewarden's host ([`Parents::get`]).
-pub use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
+pub use derivation::{Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
 pub use scope::Unfit;
 pub use settings::Settings;
 pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};
 
 use kubewarden_policy_sdk::protocol_version_guest;
-use serde_json::value::RawValue;
 use wapc_guest::{CallResult, register_function};
 
 /// Registers the waPC entry points Kubewarden's policy-server calls.
@@ -89,16 +86,24 @@ fn validate(payload: &[u8]) -> CallResult {
 struct Host;
 
 impl Parents for Host {
+    /// The waPC call kubewarden-policy-sdk's `get_resource` makes, its answer kept as text.
     #[cfg(target_arch = "wasm32")]
-    fn get(&self, request: &GetResourceRequest) -> Result<Box<RawValue>, String> {
-        use kubewarden_policy_sdk::host_capabilities::kubernetes::get_resource;
-        get_resource(request).map_err(|error| error.to_string())
+    fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
+        let payload = lookup.payload();
+        let answer = wapc_guest::host_call(
+            "kubewarden",
+            "kubernetes",
+            "get_resource",
+            payload.as_bytes(),
+        )
+        .map_err(|error| error.to_string())?;
+        String::from_utf8(answer).map_err(|error| error.to_string())
     }
 
     /// Outside a module there is no waPC host to call.
     #[cfg(not(target_arch = "wasm32"))]
-    fn get(&self, request: &GetResourceRequest) -> Result<Box<RawValue>, String> {
-        NoHost.get(request)
+    fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
+        NoHost.get(lookup)
     }
 }
 

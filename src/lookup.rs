@@ -54,6 +54,27 @@ fn blank(text: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// The items of the JSON array `array` (valid JSON), each as the text from it on, as [`field`]
+/// gives a value; none for `null`, `None` when `array` is neither.
+pub(crate) fn items(array: &str) -> Option<impl Iterator<Item = &str>> {
+    let text = array.as_bytes();
+    let mut at = blank(text, 0);
+    match text.get(at) {
+        Some(b'[') => at = blank(text, at + 1),
+        Some(b'n') => at = text.len(),
+        _ => return None,
+    }
+    Some(std::iter::from_fn(move || {
+        if text.get(at).is_none_or(|&byte| byte == b']') {
+            return None;
+        }
+        let item = array.get(at..)?;
+        // Past the item, its comma and the blanks after.
+        at = blank(text, blank(text, value_end(text, at)) + 1);
+        Some(item)
+    }))
+}
+
 /// The offset after the value that starts at `at`; past the end of `text` when the value runs
 /// over it.
 fn value_end(text: &[u8], mut at: usize) -> usize {

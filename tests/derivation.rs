@@ -7,11 +7,9 @@ mod common;
 
 use std::cell::Cell;
 
-use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use single_owner_policy::policy::{Payload, Verdict};
-use single_owner_policy::{Finding, Parents, Reason};
+use single_owner_policy::{Finding, Lookup, Parents, Reason};
 
 use common::{CAMEL, summary};
 
@@ -30,17 +28,16 @@ struct Host {
 }
 
 impl Parents for Host {
-    fn get(&self, request: &GetResourceRequest) -> Result<Box<RawValue>, String> {
+    fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
         self.calls.set(self.calls.get() + 1);
         assert_eq!(
-            (&*request.api_version, &*request.kind, &*request.name),
+            (lookup.api_version, lookup.kind, lookup.name),
             (self.api_version, self.kind, PARENT),
             "the lookup names the controller at the settings' apiVersion"
         );
-        assert_eq!(request.namespace.as_deref(), Some("shop"));
-        assert!(!request.disable_cache, "policy-server caches lookups");
+        assert_eq!(lookup.namespace, Some("shop"));
         let parent = self.parent.clone().map_err(str::to_owned)?;
-        Ok(RawValue::from_string(parent.to_string()).unwrap())
+        Ok(parent.to_string())
     }
 }
 

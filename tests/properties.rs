@@ -26,16 +26,14 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
 use proptest::bool::weighted as chance;
 use proptest::prelude::*;
 use proptest::sample::{Index, select, subsequence};
 use proptest::strategy::Union;
 use proptest::test_runner::{Config, TestCaseError, TestCaseResult, TestRunner};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use single_owner_policy::policy::{self, EXEMPTION_ANNOTATION, Payload, Verdict};
-use single_owner_policy::{NoHost, Parents, Violation};
+use single_owner_policy::{Lookup, NoHost, Parents, Violation};
 
 use common::{
     APP_ID_KEY, CAMEL, CONFIG_MAP, CRD, DEPLOYMENT, FLUX_NAME, FLUX_NAMESPACE, HELM_NAME,
@@ -6707,11 +6705,11 @@ fn offers_beside_owners() -> impl Strategy<Value = (Case, Shape)> {
 }
 
 /// 19. Derived objects (docs/rules.md, "Derived objects"): give every object a controller of a
-///    followed kind. A controller carrying other marks than the new object's changes no
-///    verdict: a copy that differs is a claim. A controller carrying exactly the new object's
-///    marks — every copy inherited — still lets no requester set an owner it does not act for
-///    (the generated identities never derive), unless it is exempt or the owner is handed
-///    across marks.
+///     followed kind. A controller carrying other marks than the new object's changes no
+///     verdict: a copy that differs is a claim. A controller carrying exactly the new object's
+///     marks — every copy inherited — still lets no requester set an owner it does not act for
+///     (the generated identities never derive), unless it is exempt or the owner is handed
+///     across marks.
 #[test]
 fn inheritance_lets_no_requester_set_an_owner_it_may_not_derive() {
     let floors = [
@@ -6818,7 +6816,7 @@ fn inheritance_lets_no_requester_set_an_owner_it_may_not_derive() {
 struct Controller(Value);
 
 impl Parents for Controller {
-    fn get(&self, _: &GetResourceRequest) -> Result<Box<RawValue>, String> {
-        Ok(RawValue::from_string(self.0.to_string()).expect("JSON"))
+    fn get(&self, _: &Lookup<'_>) -> Result<String, String> {
+        Ok(self.0.to_string())
     }
 }

@@ -110,18 +110,23 @@ fn subresource_changes_ownership<'a>(
     owners_differ || offer(old, annotation) != offer(new, annotation)
 }
 
+/// The annotations whose values the rules read: the marks', and the offer, whose value is read
+/// with theirs (see `Facts`).
+pub fn annotation_keys(settings: &Settings) -> impl Iterator<Item = &str> {
+    settings
+        .guarded_keys()
+        .filter(|(place, _)| *place == Place::Annotation)
+        .map(|(_, key)| key)
+        .chain([settings.offer_annotation.as_str()])
+}
+
 /// The metadata an object's marks are read from, with the value of its offer annotation.
 pub fn marks_of<'a>(
     request: &'a AdmissionRequest<'a>,
     object: &'a Object<'a>,
     settings: &Settings,
 ) -> Result<Marks<'a>, String> {
-    // The offer too: its value is read with the marks' (see `Facts`).
-    let keys = settings
-        .guarded_keys()
-        .filter(|(place, _)| *place == Place::Annotation)
-        .map(|(_, key)| key)
-        .chain([settings.offer_annotation.as_str()]);
+    let keys = annotation_keys(settings);
     let namespace = request.object_scope().namespace();
     Ok(Marks {
         labels: &object.metadata.labels,

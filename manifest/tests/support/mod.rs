@@ -191,15 +191,12 @@ struct Copying<'a> {
 }
 
 impl single_owner_policy::Parents for Copying<'_> {
-    fn get(
-        &self,
-        _: &single_owner_policy::GetResourceRequest,
-    ) -> Result<Box<serde_json::value::RawValue>, String> {
+    fn get(&self, _: &single_owner_policy::Lookup<'_>) -> Result<String, String> {
         self.calls.set(self.calls.get() + 1);
         let uid = &self.metadata["ownerReferences"][0]["uid"];
         let parent = serde_json::json!({"metadata": {"name": "parent", "uid": uid,
             "labels": self.metadata["labels"], "annotations": self.metadata["annotations"]}});
-        Ok(serde_json::value::RawValue::from_string(parent.to_string()).unwrap())
+        Ok(parent.to_string())
     }
 }
 
