@@ -6,7 +6,9 @@
 //! settings or unusable input files are errors (message on stderr, exit 1),
 //! and so are host calls that depart from a replayed session.
 //! `runner bench` times evaluations, each on a fresh instance.
+//! `runner annotate` embeds metadata in a module as `kwctl annotate` does.
 
+mod annotate;
 mod bench;
 mod host;
 mod input;
@@ -20,6 +22,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
 use crate::{
+    annotate::Annotate,
     host::{Cache, Policy, capabilities::Capabilities},
     input::Settings,
     metadata::{Metadata, granted_resources},
@@ -51,6 +54,31 @@ enum Command {
     /// answer: for payloads `run` cannot send (not JSON, invalid UTF-8, nested
     /// deeper than a JSON parser goes). A guest that fails is an error (exit 1).
     Call(CallArgs),
+    /// Add Kubewarden metadata to a WebAssembly module, as `kwctl annotate` does.
+    Annotate(AnnotateArgs),
+}
+
+#[derive(Debug, Args)]
+struct AnnotateArgs {
+    /// File containing the metadata.
+    #[arg(short = 'm', long, value_name = "PATH")]
+    metadata_path: PathBuf,
+
+    /// File containing the usage information of the policy.
+    #[arg(short = 'u', long, value_name = "PATH")]
+    usage_path: Option<PathBuf>,
+
+    /// Output file.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    output_path: PathBuf,
+
+    /// Overwrite the metadata of a module that is annotated already.
+    #[arg(long)]
+    force: bool,
+
+    /// Path to WebAssembly module to be annotated.
+    #[arg(value_name = "WASM_PATH")]
+    wasm_path: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -304,6 +332,14 @@ fn run(command: Command) -> Result<()> {
                 print!("{report}");
             }
         }
+        Command::Annotate(args) => Annotate {
+            module: &args.wasm_path,
+            metadata: &args.metadata_path,
+            usage: args.usage_path.as_deref(),
+            output: &args.output_path,
+            force: args.force,
+        }
+        .run()?,
     }
     Ok(())
 }

@@ -6,13 +6,17 @@
 //! A module without the section is *bare*; one with it, *annotated*. What the metadata grants
 //! is [`granted_resources`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 /// The name of the custom section that holds the metadata.
 pub const SECTION: &str = "io.kubewarden.metadata";
+
+/// The annotation `kwctl annotate --usage-path FILE` stores the file in
+/// (`KUBEWARDEN_ANNOTATION_POLICY_USAGE`).
+pub const USAGE_ANNOTATION: &str = "io.kubewarden.policy.usage";
 
 /// A Kubernetes kind a policy may read at evaluation time (policy-evaluator's
 /// `ContextAwareResource`): granted only when `apiVersion` and `kind` both equal the call's.
@@ -137,6 +141,105 @@ impl Metadata {
             .with_context(|| format!("cannot read the module's {SECTION} custom section"))?;
         Ok(Some(metadata))
     }
+
+    /// Whether the metadata is valid, as policy-evaluator's `Metadata::validate` (its
+    /// `validator` attributes) judges it before `kwctl annotate` writes it.
+    pub fn validate(&self) -> Result<()> {
+        if self.protocol_version.is_none() {
+            bail!("protocolVersion: required");
+        }
+        if self.execution_mode == ExecutionMode::KubewardenWapc
+            && self.protocol_version == Some(ProtocolVersion::Unknown)
+        {
+            bail!("Must specify a valid protocol version");
+        }
+        for (index, rule) in self.rules.iter().enumerate() {
+            rule.validate().with_context(|| format!("rules[{index}]"))?;
+        }
+        for resource in &self.context_aware_resources {
+            if resource.api_version.is_empty() || resource.kind.is_empty() {
+                bail!("contextAwareResources: apiVersion and kind must not be empty");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Rule {
+    /// policy-evaluator's `Rule` validation: every list non-empty, `*` alone, the resources
+    /// as Kubernetes allows them.
+    fn validate(&self) -> Result<()> {
+        let lists = [
+            ("apiGroups", &self.api_groups),
+            ("apiVersions", &self.api_versions),
+            ("resources", &self.resources),
+        ];
+        for (field, list) in lists {
+            if list.is_empty() {
+                bail!("{field}: must not be empty");
+            }
+        }
+        if self.operations.is_empty() {
+            bail!("operations: must not be empty");
+        }
+        for (field, list) in [
+            ("apiGroups", &self.api_groups),
+            ("apiVersions", &self.api_versions),
+        ] {
+            if list.iter().any(|item| item == "*") && list.len() > 1 {
+                bail!("{field}: No other elements can be defined when '*' is used");
+            }
+        }
+        if self.operations.contains(&Operation::All) && self.operations.len() > 1 {
+            bail!("operations: No other elements can be defined when '*' is used");
+        }
+        validate_resources(&self.resources).context("resources")
+    }
+}
+
+/// policy-evaluator's `validate_resources`, its transposition of Kubernetes' admission rule
+/// check, kept as it is: `has_resource_without_subresource` is the verdict on the *last*
+/// resource without a subresource, so `["pods", "*"]` passes and `["*", "pods"]` does not.
+fn validate_resources(resources: &[String]) -> Result<()> {
+    let mut resources_with_wildcard_subresources = HashSet::new();
+    let mut subresources_with_wildcard_resource = HashSet::new();
+    let mut has_double_wildcard = false;
+    let mut has_single_wildcard = false;
+    let mut has_resource_without_subresource = false;
+
+    for resource in resources {
+        if resource.is_empty() {
+            bail!("empty resource is not allowed");
+        }
+        match resource.as_str() {
+            "*/*" => has_double_wildcard = true,
+            "*" => has_single_wildcard = true,
+            _ => {}
+        }
+        let Some((res, sub)) = resource.split_once('/') else {
+            has_resource_without_subresource = resource != "*";
+            continue;
+        };
+        if resources_with_wildcard_subresources.contains(res) {
+            bail!("if '{resource}/*' is present, must not specify {res}");
+        }
+        if subresources_with_wildcard_resource.contains(sub) {
+            bail!("if '*/{sub}' is present, must not specify {resource}");
+        }
+        if sub == "*" {
+            resources_with_wildcard_subresources.insert(res);
+        }
+        if res == "*" {
+            subresources_with_wildcard_resource.insert(sub);
+        }
+    }
+    if resources.len() > 1 && has_double_wildcard {
+        bail!("if '*/*' is present, must not specify other resources");
+    }
+    if has_single_wildcard && has_resource_without_subresource {
+        bail!("if '*' is present, must not specify other resources without subresources");
+    }
+    Ok(())
 }
 
 /// A custom section of a Wasm binary: its name, and where its data lies in the binary.
@@ -203,6 +306,54 @@ fn read_u32(bytes: &[u8], at: &mut usize) -> Result<u32> {
     bail!("a number in the module is too long")
 }
 
+/// `value` as unsigned LEB128.
+fn write_u32(out: &mut Vec<u8>, mut value: u32) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// Whether the module carries a metadata section already.
+pub fn is_annotated(module: &[u8]) -> Result<bool> {
+    Ok(custom_sections(module)?
+        .iter()
+        .any(|section| section.name == SECTION))
+}
+
+/// The module with `metadata` as its only metadata section, appended after the module's
+/// other sections (where kwctl's walrus writes custom sections); every metadata section it
+/// had is dropped, as kwctl's `take_metadata_section` drops them. The JSON is
+/// `serde_json::to_vec` of the metadata, as kwctl writes it.
+pub fn embed(module: &[u8], metadata: &Metadata) -> Result<Vec<u8>> {
+    let sections = custom_sections(module)?;
+    let mut out = Vec::with_capacity(module.len());
+    let mut kept_from = 0;
+    for section in sections.iter().filter(|section| section.name == SECTION) {
+        out.extend_from_slice(&module[kept_from..section.section.start]);
+        kept_from = section.section.end;
+    }
+    out.extend_from_slice(&module[kept_from..]);
+
+    let data = serde_json::to_vec(metadata)?;
+    let mut content = Vec::with_capacity(SECTION.len() + data.len() + 5);
+    write_u32(&mut content, u32::try_from(SECTION.len())?);
+    content.extend_from_slice(SECTION.as_bytes());
+    content.extend_from_slice(&data);
+    out.push(0);
+    write_u32(
+        &mut out,
+        u32::try_from(content.len()).context("the metadata is too large")?,
+    );
+    out.extend_from_slice(&content);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -264,6 +415,93 @@ mod tests {
                 "contextAwareResources": [],
             })
         );
+    }
+
+    #[test]
+    fn the_repository_metadata_is_valid_once_its_protocol_is_known() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../metadata.yml"))
+            .unwrap();
+        let mut metadata = metadata(&text);
+        assert!(metadata.validate().is_err());
+        metadata.protocol_version = Some(ProtocolVersion::V1);
+        metadata.validate().unwrap();
+    }
+
+    #[test]
+    fn rule_validation_is_policy_evaluators() {
+        let rule = |resources: &[&str], operations: Vec<Operation>| Rule {
+            api_groups: vec![String::new()],
+            api_versions: vec!["v1".to_owned()],
+            resources: resources.iter().map(|&r| r.to_owned()).collect(),
+            operations,
+        };
+        let create = || vec![Operation::Create];
+        // (rule, valid)
+        let cases = [
+            (rule(&["pods"], create()), true),
+            (rule(&["*", "a/b", "a/*", "*/b"], create()), true),
+            (rule(&["*/status", "namespaces/finalize"], create()), true),
+            (rule(&["pods", "*"], create()), true),
+            (rule(&["*", "pods"], create()), false),
+            (rule(&["*/*", "pods"], create()), false),
+            (rule(&[""], create()), false),
+            (rule(&[], create()), false),
+            (rule(&["pods"], vec![]), false),
+            (
+                rule(&["pods"], vec![Operation::All, Operation::Create]),
+                false,
+            ),
+            (
+                Rule {
+                    api_groups: vec!["*".to_owned(), "apps".to_owned()],
+                    ..rule(&["pods"], create())
+                },
+                false,
+            ),
+        ];
+        for (rule, valid) in cases {
+            assert_eq!(rule.validate().is_ok(), valid, "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn embedding_then_reading_gives_the_metadata_back() {
+        let mut metadata = metadata(RULES);
+        metadata.protocol_version = Some(ProtocolVersion::V1);
+        let bare = WASM_HEADER.to_vec();
+        assert_eq!(Metadata::from_module(&bare).unwrap(), None);
+        assert!(!is_annotated(&bare).unwrap());
+
+        let annotated = embed(&bare, &metadata).unwrap();
+        assert!(is_annotated(&annotated).unwrap());
+        assert_eq!(
+            Metadata::from_module(&annotated).unwrap(),
+            Some(metadata.clone())
+        );
+
+        metadata.mutating = true;
+        let again = embed(&annotated, &metadata).unwrap();
+        let sections = custom_sections(&again).unwrap();
+        assert_eq!(sections.len(), 1, "{sections:?}");
+        assert_eq!(Metadata::from_module(&again).unwrap(), Some(metadata));
+    }
+
+    #[test]
+    fn other_sections_are_kept_as_they_are() {
+        // A type section (id 1, one type `[] -> []`), then a custom section "name".
+        let mut module = WASM_HEADER.to_vec();
+        module.extend_from_slice(&[1, 4, 1, 0x60, 0, 0]);
+        module.extend_from_slice(&[0, 5, 4, b'n', b'a', b'm', b'e']);
+        let mut metadata = metadata(RULES);
+        metadata.protocol_version = Some(ProtocolVersion::V1);
+        let annotated = embed(&module, &metadata).unwrap();
+        assert!(annotated.starts_with(&module));
+        let names: Vec<_> = custom_sections(&annotated)
+            .unwrap()
+            .into_iter()
+            .map(|section| section.name)
+            .collect();
+        assert_eq!(names, ["name", SECTION]);
     }
 
     #[test]
