@@ -52,10 +52,11 @@ MODULE    := annotated-policy.wasm
 NEEDS     := annotated-policy.wasm
 endif
 
-# Embeds metadata.yml and README.md in the module, as Kubewarden publishes policies.
-annotated-policy.wasm: policy.wasm metadata.yml README.md
-	$(if $(KWCTL),,$(error annotated-policy.wasm needs kwctl: put it on the PATH or set KWCTL=/path/to/kwctl))
-	$(KWCTL) annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+# Embeds metadata.yml and README.md in the module, as Kubewarden publishes policies: with kwctl
+# when there is one, with the repo's runner otherwise (`runner annotate` writes the same
+# io.kubewarden.metadata section; see runner/README.md).
+annotated-policy.wasm: policy.wasm metadata.yml README.md | $(if $(KWCTL),,runner)
+	$(or $(KWCTL),$(RUNNER)) annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
 
 # The waPC runner on wasmtime that stands in for `kwctl run` (see runner/).
 .PHONY: runner
@@ -141,6 +142,7 @@ fuzz:
 
 .PHONY: push
 push: annotated-policy.wasm
+	$(if $(KWCTL),,$(error push needs kwctl: put it on the PATH or set KWCTL=/path/to/kwctl))
 	$(KWCTL) push annotated-policy.wasm $(IMAGE)
 
 .PHONY: clean

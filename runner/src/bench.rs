@@ -1,15 +1,17 @@
 //! `runner bench`: how long one evaluation costs, as policy-server pays it.
 
 use std::{
+    collections::BTreeMap,
     fmt,
     time::{Duration, Instant},
 };
 
+use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
-    host::{Phases, Policy},
+    host::{Phases, Policy, capabilities::HostCalls},
     input::{Settings, request_uid},
     response::AdmissionResponse,
 };
@@ -35,6 +37,9 @@ pub struct Report {
     pub failed_evaluations: usize,
     /// The response of the last measured evaluation.
     pub response: AdmissionResponse,
+    /// The host calls of the last measured evaluation, by capability (`namespace/operation`,
+    /// e.g. `kubernetes/get_resource`); `{}` when it made none.
+    pub host_calls: BTreeMap<String, usize>,
     /// Peak resident memory of the whole runner process, in KiB (Linux only).
     pub peak_rss_kib: Option<u64>,
     /// The guest's linear memory after an evaluation, in bytes: the largest
@@ -121,29 +126,43 @@ fn micros(duration: Duration) -> f64 {
 /// Evaluate `request` `warmup + iterations` times, each on a fresh instance,
 /// timing the last `iterations` (at least one); then measure the guest's
 /// linear memory on a [`MemoryProbe`](crate::host::probe::MemoryProbe), untimed.
+///
+/// Each evaluation replays the session from its start, as `kwctl bench` rewinds
+/// it before each; one whose host calls depart from it fails the bench.
 pub fn run(
     policy: &Policy,
     request: &Value,
     settings: &Settings,
     iterations: usize,
     warmup: usize,
-) -> Report {
-    for _ in 0..warmup {
+) -> Result<Report> {
+    let checked = |host_calls: HostCalls, evaluation: usize| {
+        host_calls
+            .check()
+            .with_context(|| format!("evaluation {evaluation}"))
+            .map(|()| host_calls.by_capability)
+    };
+    for evaluation in 1..=warmup {
+        policy.rewind_host_calls();
         let _ = policy.try_validate(request, settings);
+        checked(policy.host_calls(), evaluation)?;
     }
 
     let measure = || {
+        policy.rewind_host_calls();
         let mut phases = Phases::default();
         let started = Instant::now();
         let outcome = policy.try_validate_timed(request, settings, &mut phases);
         (micros(started.elapsed()), phases, outcome)
     };
     let (first, first_phases, mut last) = measure();
+    let mut host_calls = checked(policy.host_calls(), warmup + 1)?;
     let mut samples = vec![first];
     let mut phases = vec![first_phases];
     let mut failed_evaluations = usize::from(last.is_err());
-    for _ in 1..iterations {
+    for evaluation in warmup + 2..=warmup + iterations {
         let (sample, sample_phases, outcome) = measure();
+        host_calls = checked(policy.host_calls(), evaluation)?;
         samples.push(sample);
         phases.push(sample_phases);
         failed_evaluations += usize::from(outcome.is_err());
@@ -157,7 +176,7 @@ pub fn run(
         .ok()
         .map(|probe| probe.peak_linear_memory(request, settings, PROBE_EVALUATIONS));
 
-    Report {
+    Ok(Report {
         module_size_bytes: policy.module_size(),
         compile_ms: policy.compile_time().as_secs_f64() * 1e3,
         iterations: samples.len(),
@@ -166,9 +185,10 @@ pub fn run(
         phases_us: PhaseLatency::from_phases(&phases).expect("at least one sample"),
         failed_evaluations,
         response,
+        host_calls,
         peak_rss_kib: peak_rss_kib(),
         linear_memory_bytes,
-    }
+    })
 }
 
 /// The process's peak resident set size (`VmHWM`), where `/proc` has it.
@@ -225,6 +245,16 @@ impl fmt::Display for Report {
         };
         writeln!(f, "verdict:          {verdict}")?;
         writeln!(f, "failed evals:     {}", self.failed_evaluations)?;
+        if self.host_calls.is_empty() {
+            writeln!(f, "host calls:       none")?;
+        } else {
+            let calls: Vec<_> = self
+                .host_calls
+                .iter()
+                .map(|(capability, count)| format!("{capability} {count}"))
+                .collect();
+            writeln!(f, "host calls:       {} (per evaluation)", calls.join(", "))?;
+        }
         match self.linear_memory_bytes {
             Some(bytes) => writeln!(
                 f,

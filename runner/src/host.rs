@@ -9,11 +9,18 @@
 //! For `runner bench`, [`probe`] compiles the module once more, on an engine
 //! that records how large the guest's linear memory grows: the bench harness's,
 //! apart from the host kwctl's `run` stands in for.
+//!
+//! The guest's host calls are answered by [`capabilities`], and written in a
+//! ledger that lasts until [`Policy::rewind_host_calls`]: for `runner run` the
+//! whole run (settings validation, then the evaluation), as kwctl's replay
+//! session lasts; for `runner bench` one evaluation.
 
 use std::{
-    error::Error,
     path::Path,
-    sync::mpsc::{self, RecvTimeoutError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        mpsc::{self, RecvTimeoutError},
+    },
     thread::{self, JoinHandle},
     time::{Duration, Instant},
 };
@@ -25,8 +32,10 @@ use wasmtime_provider::{
     EpochDeadlines, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre, wasmtime,
 };
 
+pub mod capabilities;
 pub mod probe;
 
+use self::capabilities::{Capabilities, HostCalls, Ledger, host_callback};
 use crate::{
     input::{Settings, request_object, request_uid},
     response::{AdmissionResponse, SettingsValidationResponse, ValidationResponse},
@@ -49,7 +58,7 @@ pub enum Cache {
 pub struct Policy {
     pre: WasmtimeEngineProviderPre,
     deadlines: EpochDeadlines,
-    verbose: bool,
+    host: Host,
     module_size: usize,
     compile_time: Duration,
     /// The module and the deadline, kept to compile a [`probe::MemoryProbe`] from.
@@ -61,8 +70,13 @@ pub struct Policy {
 impl Policy {
     /// Compile the module at `path`, or load it from the module cache. Each
     /// guest call (the waPC init functions, then each operation) may run for
-    /// `timeout`. With `verbose` the policy's log records are printed on stderr.
-    pub fn from_file(path: &Path, timeout: Duration, verbose: bool, cache: Cache) -> Result<Self> {
+    /// `timeout`; its host calls are answered with `capabilities`.
+    pub fn from_file(
+        path: &Path,
+        timeout: Duration,
+        capabilities: Capabilities,
+        cache: Cache,
+    ) -> Result<Self> {
         let bytes = std::fs::read(path)
             .with_context(|| format!("Cannot read policy module {}", path.display()))?;
         let mut config = wasmtime::Config::new();
@@ -76,17 +90,17 @@ impl Policy {
                 .map_err(|error| anyhow!("cannot set up the wasmtime cache: {error:#}"))?;
             config.cache(Some(cache));
         }
-        Self::compile(&config, &bytes, timeout, verbose)
+        Self::compile(&config, &bytes, timeout, Host::new(capabilities))
             .with_context(|| format!("Cannot load policy module {}", path.display()))
     }
 
     /// Compile a module (Wasm binary or WAT text), without the module cache;
     /// see [`Policy::from_file`].
     #[cfg(test)]
-    fn from_bytes(bytes: &[u8], timeout: Duration, verbose: bool) -> Result<Self> {
+    fn from_bytes(bytes: &[u8], timeout: Duration, capabilities: Capabilities) -> Result<Self> {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
-        Self::compile(&config, bytes, timeout, verbose)
+        Self::compile(&config, bytes, timeout, Host::new(capabilities))
     }
 
     /// Compile a module on an engine configured so.
@@ -94,7 +108,7 @@ impl Policy {
         config: &wasmtime::Config,
         bytes: &[u8],
         timeout: Duration,
-        verbose: bool,
+        host: Host,
     ) -> Result<Self> {
         let engine = wasmtime::Engine::new(config)
             .map_err(|error| anyhow!("cannot create the wasmtime engine: {error:#}"))?;
@@ -120,7 +134,7 @@ impl Policy {
         Ok(Self {
             pre,
             deadlines,
-            verbose,
+            host,
             module_size: bytes.len(),
             compile_time,
             bytes: bytes.to_vec(),
@@ -145,13 +159,37 @@ impl Policy {
             .pre
             .rehydrate(Some(self.deadlines))
             .context("cannot create a wasmtime store")?;
-        let verbose = self.verbose;
+        let Host {
+            capabilities,
+            ledger,
+        } = self.host.clone();
         let callback =
             move |_id: u64, binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
-                host_callback(verbose, binding, namespace, operation, payload)
+                host_callback(
+                    &capabilities,
+                    &ledger,
+                    binding,
+                    namespace,
+                    operation,
+                    payload,
+                )
             };
         WapcHost::new(Box::new(provider), Some(Box::new(callback)))
             .context("cannot instantiate the policy")
+    }
+
+    /// The host calls made since the policy was compiled or last rewound, with
+    /// what departs from the replayed session (an exchange not replayed yet counts).
+    pub fn host_calls(&self) -> HostCalls {
+        self.host
+            .ledger()
+            .host_calls(self.host.capabilities.session.as_ref())
+    }
+
+    /// Forget the host calls made so far: the session replays from its first
+    /// exchange again, as kwctl's `bench` rewinds it before each evaluation.
+    pub fn rewind_host_calls(&self) {
+        *self.host.ledger() = Ledger::default();
     }
 
     /// Call a guest function with exactly these payload bytes, on a fresh
@@ -255,25 +293,32 @@ pub struct Phases {
     pub response: Duration,
 }
 
-/// Answer the guest's host calls: only logging is offered.
-fn host_callback(
-    verbose: bool,
-    binding: &str,
-    namespace: &str,
-    operation: &str,
-    payload: &[u8],
-) -> Result<Vec<u8>, Box<dyn Error + Send + Sync>> {
-    match (binding, namespace, operation) {
-        ("kubewarden", "tracing", "log") => {
-            if verbose {
-                eprintln!("{}", String::from_utf8_lossy(payload));
-            }
-            Ok(Vec::new())
+/// What answers a policy's host calls: the capabilities offered, and the ledger
+/// of the calls made, shared by every instance of the policy.
+#[derive(Clone)]
+struct Host {
+    capabilities: Arc<Capabilities>,
+    ledger: Arc<Mutex<Ledger>>,
+}
+
+impl Host {
+    fn new(capabilities: Capabilities) -> Self {
+        Self {
+            capabilities: Arc::new(capabilities),
+            ledger: Arc::default(),
         }
-        _ => Err(format!(
-            "host capability {binding}/{namespace}/{operation} is not available in this runner"
-        )
-        .into()),
+    }
+
+    /// The same capabilities without the logging, with a ledger of their own.
+    fn quiet_copy(&self) -> Self {
+        Self::new(Capabilities {
+            verbose: false,
+            ..Capabilities::clone(&self.capabilities)
+        })
+    }
+
+    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
+        self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -309,7 +354,10 @@ impl Drop for EpochTicker {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
     use super::*;
+    use crate::{metadata::ContextAwareResource, session::Session};
 
     /// A waPC guest, in WAT, whose `__guest_call` runs `body`.
     fn guest(body: &str) -> Policy {
@@ -320,7 +368,12 @@ mod tests {
                  (data (i32.const 0) "{{\"accepted\":false,\"message\":\"no\"}}")
                  (func (export "__guest_call") (param i32 i32) (result i32) {body}))"#
         );
-        Policy::from_bytes(wat.as_bytes(), Duration::from_millis(100), false).unwrap()
+        Policy::from_bytes(
+            wat.as_bytes(),
+            Duration::from_millis(100),
+            Capabilities::default(),
+        )
+        .unwrap()
     }
 
     fn request() -> Value {
@@ -396,23 +449,233 @@ mod tests {
         );
     }
 
+    /// A waPC guest, in WAT, whose `__guest_call` makes a `kubewarden/kubernetes/get_resource`
+    /// host call for each payload in turn, and answers with what each returned, the payload or
+    /// the error, one per line.
+    fn looking_up(payloads: &[&str], capabilities: Capabilities) -> Policy {
+        let escape = |text: &str| text.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut data = String::new();
+        let mut calls = String::new();
+        let mut at = 64;
+        for payload in payloads {
+            data += &format!("(data (i32.const {at}) \"{}\")\n", escape(payload));
+            calls += &format!(
+                "(call $lookup (i32.const {at}) (i32.const {}))\n",
+                payload.len()
+            );
+            at += payload.len();
+        }
+        assert!(at < 8192, "the payloads overlap the answer");
+        let wat = format!(
+            r#"(module
+                 (import "wapc" "__host_call" (func $host_call
+                     (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
+                 (import "wapc" "__host_response_len" (func $response_len (result i32)))
+                 (import "wapc" "__host_response" (func $response (param i32)))
+                 (import "wapc" "__host_error_len" (func $error_len (result i32)))
+                 (import "wapc" "__host_error" (func $error (param i32)))
+                 (import "wapc" "__guest_response" (func $answer (param i32 i32)))
+                 (memory (export "memory") 1)
+                 (global $out (mut i32) (i32.const 8192))
+                 (data (i32.const 0) "kubewarden")
+                 (data (i32.const 16) "kubernetes")
+                 (data (i32.const 32) "get_resource")
+                 {data}
+                 (func $lookup (param $at i32) (param $len i32)
+                   (local $n i32)
+                   (if (call $host_call (i32.const 0) (i32.const 10) (i32.const 16)
+                         (i32.const 10) (i32.const 32) (i32.const 12)
+                         (local.get $at) (local.get $len))
+                     (then (call $response (global.get $out))
+                           (local.set $n (call $response_len)))
+                     (else (call $error (global.get $out))
+                           (local.set $n (call $error_len))))
+                   (global.set $out (i32.add (global.get $out) (local.get $n)))
+                   (i32.store8 (global.get $out) (i32.const 10))
+                   (global.set $out (i32.add (global.get $out) (i32.const 1))))
+                 (func (export "__guest_call") (param i32 i32) (result i32)
+                   {calls}
+                   (call $answer (i32.const 8192) (i32.sub (global.get $out) (i32.const 8192)))
+                   (i32.const 1)))"#
+        );
+        Policy::from_bytes(wat.as_bytes(), Duration::from_millis(1000), capabilities).unwrap()
+    }
+
+    /// What the guest answered: one line per lookup.
+    fn lookups(policy: &Policy) -> Vec<String> {
+        let answer = policy.call("validate", b"{}").unwrap();
+        let answer = String::from_utf8(answer).unwrap();
+        answer.lines().map(str::to_owned).collect()
+    }
+
+    const SHOP: &str = r#"{"api_version":"camel.apache.org/v1","kind":"Integration","name":"shop","namespace":"team-a","disable_cache":false,"field_masks":null}"#;
+    const GONE: &str = r#"{"api_version":"camel.apache.org/v1","kind":"Integration","name":"gone","namespace":"team-a","disable_cache":false,"field_masks":null}"#;
+    const SHOP_OBJECT: &str = r#"{"apiVersion":"camel.apache.org/v1","kind":"Integration","metadata":{"annotations":{"camel.apache.org/operator.id":"camel-k"},"name":"shop","namespace":"team-a","uid":"0b8e8f5c-2d6a-4c61-9a53-2f0c1d7e4a11"}}"#;
+    const GONE_ERROR: &str = r#"Callback evaluation failure: Cannot find camel.apache.org/v1/Integration named 'gone' inside of namespace 'Some("team-a")'"#;
+
+    /// The repository's sample session: Integration `team-a/shop` found, `team-a/gone` not.
+    fn sample_session() -> Session {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../test_data/sessions/integration-lookups.yml"
+        );
+        Session::from_file(Path::new(path)).unwrap()
+    }
+
+    fn integrations() -> BTreeSet<ContextAwareResource> {
+        BTreeSet::from([ContextAwareResource {
+            api_version: "camel.apache.org/v1".to_owned(),
+            kind: "Integration".to_owned(),
+        }])
+    }
+
+    /// Granted Integrations, with the sample session replayed.
+    fn replaying() -> Capabilities {
+        Capabilities {
+            verbose: false,
+            granted: integrations(),
+            session: Some(sample_session()),
+        }
+    }
+
     #[test]
-    fn only_logging_is_offered_to_the_guest() {
-        assert_eq!(
-            host_callback(false, "kubewarden", "tracing", "log", b"{}").unwrap(),
-            Vec::<u8>::new()
+    fn the_sample_session_is_in_kwctls_own_format() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../test_data/sessions/integration-lookups.yml"
         );
-        let error = host_callback(
-            false,
-            "kubewarden",
-            "kubernetes",
-            "list_resources_by_namespace",
-            b"",
-        )
-        .unwrap_err();
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(sample_session().to_yaml().unwrap(), text);
+    }
+
+    #[test]
+    fn matching_exchanges_answer_the_guest_and_the_run_passes() {
+        let policy = looking_up(&[SHOP, GONE], replaying());
+        assert_eq!(lookups(&policy), [SHOP_OBJECT, GONE_ERROR]);
+        let calls = policy.host_calls();
+        calls.check().unwrap();
         assert_eq!(
-            error.to_string(),
-            "host capability kubewarden/kubernetes/list_resources_by_namespace is not available in this runner"
+            calls.by_capability,
+            BTreeMap::from([("kubernetes/get_resource".to_owned(), 2)])
         );
+    }
+
+    #[test]
+    fn a_lookup_the_session_does_not_record_next_fails_the_run() {
+        let policy = looking_up(&[GONE, SHOP], replaying());
+        let expected_shop = "KubernetesGetResource { api_version: \"camel.apache.org/v1\", \
+                             kind: \"Integration\", name: \"shop\", namespace: Some(\"team-a\"), \
+                             disable_cache: false, field_masks: None }";
+        let [first, _] = &lookups(&policy)[..] else {
+            panic!("two lookups")
+        };
+        assert!(
+            first.starts_with(&format!(
+                "Callback evaluation failure: Replay error: unexpected request. Was expecting \
+                 {expected_shop}, got KubernetesGetResource {{"
+            )),
+            "{first}"
+        );
+        let calls = policy.host_calls();
+        assert_eq!(
+            calls.problems,
+            [
+                "lookup 1 asked for camel.apache.org/v1 Integration team-a/gone, but exchange 1 \
+                 of the session records camel.apache.org/v1 Integration team-a/shop",
+                "lookup 2 asked for camel.apache.org/v1 Integration team-a/shop, but exchange 2 \
+                 of the session records camel.apache.org/v1 Integration team-a/gone",
+            ]
+        );
+        assert!(calls.check().is_err());
+    }
+
+    #[test]
+    fn a_lookup_that_differs_in_a_field_not_shown_is_told_in_full() {
+        let uncached = SHOP.replace(r#""disable_cache":false"#, r#""disable_cache":true"#);
+        let policy = looking_up(&[&uncached, GONE], replaying());
+        lookups(&policy);
+        let problem = &policy.host_calls().problems[0];
+        assert!(problem.contains("disable_cache: true"), "{problem}");
+    }
+
+    #[test]
+    fn a_lookup_past_the_last_exchange_fails_the_run() {
+        let policy = looking_up(&[SHOP, GONE, SHOP], replaying());
+        assert_eq!(
+            lookups(&policy)[2],
+            "Callback evaluation failure: the list of recorded responses is empty or has been \
+             exhausted"
+        );
+        assert_eq!(
+            policy.host_calls().problems,
+            [
+                "lookup 3 asked for camel.apache.org/v1 Integration team-a/shop, but the session \
+              records only 2 exchanges"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_exchange_left_unused_fails_the_run() {
+        let policy = looking_up(&[SHOP], replaying());
+        assert_eq!(lookups(&policy), [SHOP_OBJECT]);
+        let calls = policy.host_calls();
+        assert_eq!(
+            calls.problems,
+            ["exchange 2 of 2 (camel.apache.org/v1 Integration team-a/gone) was never asked for"]
+        );
+        let error = calls.check().unwrap_err().to_string();
+        assert!(
+            error.starts_with("the policy's host calls do not match the replayed session: "),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_session_replays_afresh_once_rewound() {
+        let policy = looking_up(&[SHOP, GONE], replaying());
+        lookups(&policy);
+        assert!(lookups(&policy)[0].ends_with("has been exhausted"));
+        policy.rewind_host_calls();
+        assert_eq!(lookups(&policy), [SHOP_OBJECT, GONE_ERROR]);
+        policy.host_calls().check().unwrap();
+    }
+
+    #[test]
+    fn a_kind_not_granted_is_refused_in_policy_evaluators_words() {
+        let deployment = r#"{"api_version":"apps/v1","kind":"Deployment","name":"shop","namespace":"team-a","disable_cache":false}"#;
+        let policy = looking_up(&[deployment, SHOP, GONE], replaying());
+        assert_eq!(
+            lookups(&policy),
+            [
+                "Policy has not been granted access to Kubernetes apps/v1/Deployment resources. \
+                 The violation has been reported.",
+                SHOP_OBJECT,
+                GONE_ERROR,
+            ]
+        );
+        // The refusal is the policy's to handle, as under kwctl: the session is untouched.
+        policy.host_calls().check().unwrap();
+    }
+
+    #[test]
+    fn without_a_grant_every_lookup_is_refused_as_kwctl_refuses_it() {
+        // What `runner run` without --allow-context-aware gives: no kind granted, no session.
+        let policy = looking_up(&[SHOP], Capabilities::default());
+        assert_eq!(
+            lookups(&policy),
+            [
+                "Policy has not been granted access to Kubernetes camel.apache.org/v1/Integration \
+              resources. The violation has been reported."
+            ]
+        );
+        policy.host_calls().check().unwrap();
+    }
+
+    #[test]
+    fn a_request_that_makes_no_host_call_counts_none() {
+        let policy = looking_up(&[], replaying());
+        assert_eq!(lookups(&policy), Vec::<String>::new());
+        assert_eq!(policy.host_calls().by_capability, BTreeMap::new());
     }
 }

@@ -3,13 +3,18 @@
 //!
 //! `runner run` prints the `AdmissionResponse` as `kwctl run` does (one
 //! compact JSON line on stdout, exit 0 whatever the verdict); invalid
-//! settings or unusable input files are errors (message on stderr, exit 1).
+//! settings or unusable input files are errors (message on stderr, exit 1),
+//! and so are host calls that depart from a replayed session.
 //! `runner bench` times evaluations, each on a fresh instance.
+//! `runner annotate` embeds metadata in a module as `kwctl annotate` does.
 
+mod annotate;
 mod bench;
 mod host;
 mod input;
+mod metadata;
 mod response;
+mod session;
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
@@ -17,8 +22,11 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
 use crate::{
-    host::{Cache, Policy},
+    annotate::Annotate,
+    host::{Cache, Policy, capabilities::Capabilities},
     input::Settings,
+    metadata::{Metadata, granted_resources},
+    session::Session,
 };
 
 impl Cache {
@@ -46,6 +54,31 @@ enum Command {
     /// answer: for payloads `run` cannot send (not JSON, invalid UTF-8, nested
     /// deeper than a JSON parser goes). A guest that fails is an error (exit 1).
     Call(CallArgs),
+    /// Add Kubewarden metadata to a WebAssembly module, as `kwctl annotate` does.
+    Annotate(AnnotateArgs),
+}
+
+#[derive(Debug, Args)]
+struct AnnotateArgs {
+    /// File containing the metadata.
+    #[arg(short = 'm', long, value_name = "PATH")]
+    metadata_path: PathBuf,
+
+    /// File containing the usage information of the policy.
+    #[arg(short = 'u', long, value_name = "PATH")]
+    usage_path: Option<PathBuf>,
+
+    /// Output file.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    output_path: PathBuf,
+
+    /// Overwrite the metadata of a module that is annotated already.
+    #[arg(long)]
+    force: bool,
+
+    /// Path to WebAssembly module to be annotated.
+    #[arg(value_name = "WASM_PATH")]
+    wasm_path: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -111,6 +144,16 @@ struct PolicyArgs {
     #[arg(short, long)]
     verbose: bool,
 
+    /// Grant access to the Kubernetes resources defined inside of the policy's
+    /// `contextAwareResources` section (an annotated module's; a bare module gets none).
+    #[arg(long)]
+    allow_context_aware: bool,
+
+    /// Answer the policy's Kubernetes lookups from this session file, as kwctl records it; a
+    /// lookup the session does not record, or an exchange left unused, fails the run.
+    #[arg(long, value_name = "FILE")]
+    replay_host_capabilities_interactions: Option<PathBuf>,
+
     /// The policy module (.wasm).
     #[arg(value_name = "POLICY.wasm")]
     policy: PathBuf,
@@ -162,7 +205,7 @@ impl PolicyArgs {
             RequestFile::AuditedObject => input::load_audit_request(&self.request_path)?,
         };
         let timeout = Duration::from_millis(self.timeout_ms);
-        let policy = Policy::from_file(&self.policy, timeout, self.verbose, cache)?;
+        let policy = Policy::from_file(&self.policy, timeout, self.capabilities()?, cache)?;
 
         let validation = policy.validate_settings(&settings);
         if !validation.valid {
@@ -175,6 +218,61 @@ impl PolicyArgs {
             policy,
             settings,
             request,
+        })
+    }
+}
+
+impl PolicyArgs {
+    /// The host capabilities the command line grants: the Kubernetes kinds as kwctl grants
+    /// them, with kwctl's notices on stderr, and the session to replay.
+    fn capabilities(&self) -> Result<Capabilities> {
+        let module = std::fs::read(&self.policy)
+            .with_context(|| format!("Cannot read policy module {}", self.policy.display()))?;
+        let metadata = Metadata::from_module(&module)
+            .with_context(|| format!("Cannot read the metadata of {}", self.policy.display()))?;
+        match &metadata {
+            // kwctl's `build_context_aware_allowed_resources` logs these.
+            Some(metadata)
+                if !self.allow_context_aware && !metadata.context_aware_resources.is_empty() =>
+            {
+                eprintln!(
+                    "warning: Policy requires access to Kubernetes resources at evaluation \
+                     time. During this execution the access to Kubernetes resources is denied. \
+                     This can cause the policy to not behave properly"
+                );
+                eprintln!(
+                    "warning: Carefully review which types of Kubernetes resources the policy \
+                     needs via the `inspect` command, then run the policy using the \
+                     `--allow-context-aware` flag."
+                );
+            }
+            None if self.allow_context_aware => eprintln!(
+                "info: Policy is not annotated, access to Kubernetes resources is not allowed"
+            ),
+            _ => {}
+        }
+        let granted = granted_resources(metadata.as_ref(), self.allow_context_aware);
+        let session = self
+            .replay_host_capabilities_interactions
+            .as_deref()
+            .map(Session::from_file)
+            .transpose()?;
+        if !granted.is_empty() && session.is_none() {
+            let kinds: Vec<_> = granted
+                .iter()
+                .map(|resource| format!("{}/{}", resource.api_version, resource.kind))
+                .collect();
+            bail!(
+                "--allow-context-aware grants the policy {}, and the runner has no cluster to \
+                 read them from: replay a session with --replay-host-capabilities-interactions \
+                 FILE",
+                kinds.join(", ")
+            );
+        }
+        Ok(Capabilities {
+            verbose: self.verbose,
+            granted,
+            session,
         })
     }
 }
@@ -202,6 +300,9 @@ fn run(command: Command) -> Result<()> {
                 .policy
                 .load(Cache::from_flag(args.disable_wasmtime_cache), file)?;
             let response = loaded.policy.validate(&loaded.request, &loaded.settings);
+            // Stricter than kwctl, which only warns of unused exchanges: a lookup that
+            // departs from the session fails the run rather than pass for a failed lookup.
+            loaded.policy.host_calls().check()?;
             println!("{}", serde_json::to_string(&response)?);
         }
         Command::Call(args) => {
@@ -209,7 +310,7 @@ fn run(command: Command) -> Result<()> {
                 .with_context(|| format!("Cannot read payload file {}", args.payload.display()))?;
             let timeout = Duration::from_millis(args.timeout_ms);
             let cache = Cache::from_flag(args.disable_wasmtime_cache);
-            let policy = Policy::from_file(&args.policy, timeout, false, cache)?;
+            let policy = Policy::from_file(&args.policy, timeout, Capabilities::default(), cache)?;
             let answer = policy
                 .call(&args.function, &payload)
                 .with_context(|| format!("The guest's {} failed", args.function))?;
@@ -224,13 +325,21 @@ fn run(command: Command) -> Result<()> {
                 &loaded.settings,
                 usize::try_from(args.iterations)?,
                 usize::try_from(args.warmup)?,
-            );
+            )?;
             if args.json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
                 print!("{report}");
             }
         }
+        Command::Annotate(args) => Annotate {
+            module: &args.wasm_path,
+            metadata: &args.metadata_path,
+            usage: args.usage_path.as_deref(),
+            output: &args.output_path,
+            force: args.force,
+        }
+        .run()?,
     }
     Ok(())
 }

@@ -34,7 +34,7 @@ impl Policy {
             .memory_init_cow(false)
             .memory_reservation(0)
             .memory_guard_size(0);
-        let policy = Self::compile(&config, &self.bytes, self.timeout, false)?;
+        let policy = Self::compile(&config, &self.bytes, self.timeout, self.host.quiet_copy())?;
         Ok(MemoryProbe { policy, peak })
     }
 }
