@@ -40,15 +40,15 @@ policy.wasm: $(SOURCES)
 	fi
 
 # kwctl when it is on the PATH (or KWCTL=/path/to/kwctl); the repo's runner otherwise, which
-# e2e-tests and demo then build and use in its place.
+# e2e-tests and demo then build and use in its place. Both evaluate the annotated module: kwctl
+# grants context-aware lookups only to the kinds an annotated module's metadata lists.
 KWCTL ?= $(shell command -v kwctl 2>/dev/null)
+MODULE := annotated-policy.wasm
 ifeq ($(KWCTL),)
 EVALUATOR := $(RUNNER)
-MODULE    := policy.wasm
-NEEDS     := policy.wasm runner
+NEEDS     := annotated-policy.wasm runner
 else
 EVALUATOR := $(KWCTL)
-MODULE    := annotated-policy.wasm
 NEEDS     := annotated-policy.wasm
 endif
 

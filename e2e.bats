@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # End-to-end tests: the compiled module, run the way Kubewarden runs it.
 #
-#   KWCTL=target/runner/runner POLICY=policy.wasm bats e2e.bats          (make e2e-tests)
+#   KWCTL=target/runner/runner POLICY=annotated-policy.wasm bats e2e.bats (make e2e-tests)
 #   KWCTL=kwctl POLICY=annotated-policy.wasm bats e2e.bats               (make e2e-tests KWCTL=kwctl)
 #
 # Both print kwctl's AdmissionResponse; the assertions read it with jq.
@@ -10,7 +10,7 @@ bats_require_minimum_version 1.5.0
 
 setup() {
     KWCTL=${KWCTL:-target/runner/runner}
-    POLICY=${POLICY:-policy.wasm}
+    POLICY=${POLICY:-annotated-policy.wasm}
     CLUSTER_ONLY='a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
 }
 
@@ -229,6 +229,30 @@ settings_rejected() {
         [ "$samples" -ge 4 ]
     done
     [ "$setups" -ge 6 ]
+}
+
+# Host calls, counted by the runner per evaluation: a sample the rules allow without its
+# controller makes none; a derived one makes one lookup, of its controller.
+@test "derived: a lookup only where the rules deny without it, one per derived sample (runner bench)" {
+    [[ $(basename "$KWCTL") == runner ]] || skip "needs the repo's runner (bench --json counts host calls)"
+    local counted=0 session calls
+    for sample in examples/*/allowed-*.json examples/*/denied-*.json; do
+        setup=$(dirname "$sample")
+        session="$setup/sessions/$(basename "$sample" .json).yml"
+        host=()
+        [ ! -f "$session" ] || host=(--allow-context-aware --replay-host-capabilities-interactions "$session")
+        run --separate-stderr "$KWCTL" bench --json -n 1 --warmup 0 "${host[@]}" \
+            --settings-path "$setup/settings.yaml" --request-path "$sample" "$POLICY"
+        [ "$status" -eq 0 ]
+        calls=$(jq -c .host_calls <<<"$output")
+        if [ -f "$session" ]; then
+            [ "$calls" = '{"kubernetes/get_resource":1}' ] || { echo "$sample: $calls"; false; }
+            counted=$((counted + 1))
+        elif [[ $(basename "$sample") == allowed-* ]]; then
+            [ "$calls" = '{}' ] || { echo "$sample: $calls"; false; }
+        fi
+    done
+    [ "$counted" -ge 19 ]
 }
 
 # --- the cluster's own writes ------------------------------------------------------
@@ -498,7 +522,9 @@ annotation camel.apache.org/operator.id: one owner denied for Pod cert-manager/c
 {"ownerMarks": [{"annotation": "h/name", "namespaceKey": "h/namespace", "sameOwnerAs": ["f/name"]}]}|ownerMarks[0].sameOwnerAs[0]: "f/name" is not the key of another owner mark
 {"adoption": "allow"}|adoption: unknown variant `allow`, expected `Allow` or `Deny`
 {"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["*"], "operations": ["DELETE"]}]}|trustedWriters[0].users[0]: "system:serviceaccount:kube-system:*" reaches any service account of kube-system
-{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}|identities[0].access: unknown variant `Read`, expected `Own` or `Write`
+{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}|identities[0].access: unknown variant `Read`, expected one of `Own`, `Write`, `Derive`
+{"parentKinds": [{"apiVersion": "camel.apache.org/v1", "kind": "Integration"}, {"apiVersion": "camel.apache.org/v2", "kind": "Integration"}]}|parentKinds[1]: Integration of group "camel.apache.org" is listed already; list each kind once
+{"parentKinds": [{"apiVersion": "camel.apache.org/v1"}]}|parentKinds[0]: missing field `kind`
 EOF
 }
 
