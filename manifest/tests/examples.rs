@@ -362,6 +362,57 @@ fn metadata_yml_lists_the_controllers_the_examples_follow() {
     );
 }
 
+/// Each example that follows controllers ships the RBAC policy-server needs to read them:
+/// `get` on each kind's resource, and nothing else.
+#[test]
+fn examples_grant_policy_server_get_on_the_controllers_they_follow() {
+    for setup in examples() {
+        let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
+        let path = format!("examples/{setup}/policy-server-rbac.yaml");
+        if settings.parent_kinds.is_empty() {
+            assert!(
+                !root().join(&path).exists(),
+                "{path}: follows no controller"
+            );
+            continue;
+        }
+        let role = &documents(&read(&path))[0];
+        let mut granted = Vec::new();
+        for rule in role["rules"].as_sequence().unwrap() {
+            assert_eq!(
+                rule["verbs"],
+                serde_yaml::from_str::<Value>("[get]").unwrap(),
+                "{path}"
+            );
+            for group in rule["apiGroups"].as_sequence().unwrap() {
+                for resource in rule["resources"].as_sequence().unwrap() {
+                    granted.push(format!(
+                        "{}/{}",
+                        group.as_str().unwrap(),
+                        resource.as_str().unwrap()
+                    ));
+                }
+            }
+        }
+        let mut wanted: Vec<String> = settings
+            .parent_kinds
+            .iter()
+            .map(|kind| {
+                let lower = kind.kind.to_lowercase();
+                let plural = if lower.ends_with('s') {
+                    format!("{lower}es")
+                } else {
+                    format!("{lower}s")
+                };
+                format!("{}/{plural}", kind.group())
+            })
+            .collect();
+        granted.sort();
+        wanted.sort();
+        assert_eq!(granted, wanted, "{path}");
+    }
+}
+
 #[test]
 fn settings_files_without_settings_mean_the_defaults() {
     for text in ["", "# nothing set\n", "{}\n"] {
