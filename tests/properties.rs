@@ -933,7 +933,7 @@ where
         ..Config::default()
     };
     if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
-        config.rng_seed = RngSeed::Fixed(0x5eed_0f_0e_0a11);
+        config.rng_seed = RngSeed::Fixed(0x5eed_0f0e_0a11);
     }
     let cases = config.cases as usize;
     let tally = Tally::default();
