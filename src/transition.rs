@@ -15,6 +15,11 @@
 //! | A    | B    |                                         | carries B  | inherit: the controller moved    |
 //! | A    | B    |                                         |            | deny: an object has one owner    |
 //!
+//! A stored value that names no owner (empty, malformed, half a pair, of a kind no mark
+//! allows) is nobody's: unless kept as it is, it is read as none, so replacing it is an adoption
+//! and removing it is always allowed — no object is trapped by a value nobody owns, and no
+//! message offers what an offer could not hand over. (An audit replay still reports it.)
+//!
 //! A CREATE has no old object: an owner it sets must be valid, whatever `adoption` says, unless
 //! it inherits it. What an
 //! accepted or set owner must also be — valid, in scope, the only owner across marks, set by a
@@ -110,8 +115,14 @@ pub fn rule<'a>(
         orphaning: settings.orphaning,
     };
     let new = entry.new.unwrap_or_default();
+    let old = entry
+        .old
+        .map(|old| match old != new && old.owner(entry.mark).is_err() {
+            true => Claim::default(),
+            false => old,
+        });
     let handoff = handoff::handoff(facts, entry);
-    judge(entry.old, new, handoff, inherited, permissions)
+    judge(old, new, handoff, inherited, permissions)
 }
 
 /// Why the transition rule denies `entry`'s move, and what to do instead.

@@ -376,6 +376,27 @@ fn a_value_that_names_no_owner_freezes_nothing() {
     for (request, expected) in rows {
         assert_eq!(decide(&request, &olm), expected, "{request}");
     }
+    // Camel K's empty operator id, stored: replaced as an adoption by whoever may set the new
+    // owner, removed whatever `orphaning` says; never an owner change asking for an offer.
+    let empty = owned_by("");
+    #[rustfmt::skip]
+    let rows = [
+        (json!({"orphaning": "Deny"}), OPERATOR_1, owned_by("operator-1"), Outcome::Allow),
+        (json!({"orphaning": "Deny"}), OPERATOR_1, json!({"labels": {}}), Outcome::Allow),
+        (json!({"adoption": "Deny"}), OPERATOR_1, owned_by("operator-1"), Outcome::Deny(vec![
+            r#"label camel.apache.org/operator.id: adoption from "" to "operator-1""#.to_owned()])),
+        (json!({}), ALICE.0, owned_by("operator-1"), Outcome::Deny(vec![
+            r#"label camel.apache.org/operator.id: identity from "" to "operator-1""#.to_owned()])),
+        (json!({}), ALICE.0, owned_by(""), Outcome::Allow),
+    ];
+    for (extra, user, new, expected) in rows {
+        let request = integration("UPDATE", user, empty.clone(), new);
+        assert_eq!(
+            decide(&request, &camel_k(extra.clone())),
+            expected,
+            "{extra} {request}"
+        );
+    }
 }
 
 /// Each denial carries the reason that says what was wrong and what to do instead (the texts

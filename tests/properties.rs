@@ -47,7 +47,8 @@ use common::{
 // ---------------------------------------------------------------------------------------------
 
 /// 1. An object changes hands only through a handoff: an accepted request that changes the
-///    owner under a mark M from one owner A to another B (both set, different, as M reads them)
+///    owner under a mark M from one owner A to another B (both set, different, as M reads them;
+///    A a valid owner: a value that names none is nobody's)
 ///    has an exempt requester, or the stored object offered it under M, from A, to B
 ///    (`M: A -> B`: not an offer of another mark, not a stale offer made by another owner, not an
 ///    offer in the form before 0.2.0), the admitted object no longer carries the offer, and, with
@@ -95,7 +96,9 @@ fn owners_change_hands_only_through_an_accepted_offer() {
         let stored_offer = case.stored_offer();
         for &shape in &case.settings.shapes {
             let (from, to) = (case.claim(shape, old), case.claim(shape, new));
-            if from.is_none() || to.is_none() || from == to {
+            // A value that names no owner is nobody's: replacing it is an adoption.
+            if from.is_none() || to.is_none() || from == to || shape.owner(&from) == Owner::Invalid
+            {
                 continue;
             }
             let offered = stored_offer.as_ref().is_some_and(|offer| {
@@ -5793,8 +5796,8 @@ fn finishing_writes() -> impl Strategy<Value = (Case, Finish)> {
 // own mark's
 // ---------------------------------------------------------------------------------------------
 
-/// 15. One owner across marks: a request that sets a mark N — a CREATE's, none → X, or A → X
-///     accepted through N's offer — to a valid owner in scope is denied for N under `one owner`
+/// 15. One owner across marks: a request that sets a mark N — a CREATE's, none → X (or a value
+///     naming no owner → X, an adoption), or A → X accepted through N's offer — to a valid owner in scope is denied for N under `one owner`
 ///     exactly when another mark of the object, which the settings do not link to N by
 ///     `sameOwnerAs`, names a valid owner (in scope or not) that stays, or that is set too and
 ///     comes before N in `ownerMarks`; an exempt requester's line is bypassed instead. A value
@@ -6233,7 +6236,10 @@ impl Case {
             let before = admission.old.as_ref().map(|old| self.claim(n, old));
             let set = match &before {
                 None => true,
-                Some(before) if before.is_none() => self.settings.adoption == "Allow",
+                // A value that names no owner is nobody's: replacing it is an adoption.
+                Some(before) if before.is_none() || n.owner(before) == Owner::Invalid => {
+                    self.settings.adoption == "Allow"
+                }
                 Some(before) => offer.as_ref().is_some_and(|offer| {
                     offer.mark == n.key()
                         && offer.to_mark == n.key()
