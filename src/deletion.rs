@@ -17,19 +17,10 @@
 //!   `foregroundDeletion` finalizers from an explicit `propagationPolicy` or `orphanDependents`,
 //!   and keeps them when the DELETE sets neither.
 
-use serde_json::value::RawValue;
+use crate::edit;
+use crate::request::{DeleteOptions, Metadata, Object};
 
-use crate::request::{DeleteOptions, Metadata, Object, Text};
-
-/// The finalizer that orphans an object's dependents (`metav1.FinalizerOrphanDependents`).
-const ORPHAN: &str = "orphan";
-/// The finalizer of a foreground deletion (`metav1.FinalizerDeleteDependents`).
-const FOREGROUND: &str = "foregroundDeletion";
-
-/// Metadata fields the API server maintains itself, which a write that finishes a deletion may
-/// see change: `resourceVersion` on every write, `managedFields` with every field manager,
-/// `generation` as the strategy counts changes.
-const MAINTAINED: [&str; 3] = ["resourceVersion", "managedFields", "generation"];
+pub use edit::{FOREGROUND, ORPHAN};
 
 /// Whether a request only finishes a deletion that has begun: the stored object `old` is
 /// terminating, and
@@ -37,7 +28,7 @@ const MAINTAINED: [&str; 3] = ["resourceVersion", "managedFields", "generation"]
 /// | request | finishes the deletion when |
 /// |---|---|
 /// | DELETE (`new` is `None`) | it shortens no grace period and changes no propagation |
-/// | UPDATE | it removes finalizers or changes `status`, and nothing else |
+/// | UPDATE | it removes finalizers (not `orphan` or `foregroundDeletion`) or changes `status`, and nothing else |
 pub fn finishes(old: &Object<'_>, new: Option<&Object<'_>>, options: &DeleteOptions<'_>) -> bool {
     if old.metadata.deletion_timestamp.is_none() {
         return false;
@@ -77,55 +68,20 @@ fn changes_propagation(old: &Object<'_>, options: &DeleteOptions<'_>) -> bool {
     asked != (has(ORPHAN), has(FOREGROUND))
 }
 
-/// Whether `new` differs from `old` only in removed finalizers, `status`, and the fields the
-/// API server maintains. Fields are compared as the JSON text the API server sent, which it
-/// writes the same way for both objects; text that differs for equal values makes the write be
-/// judged, never skipped.
+/// Whether `new` differs from `old` only in removed finalizers — not the propagation ones,
+/// which say what happens to the dependents, and which the garbage collector removes itself —
+/// `status`, and the fields the API server maintains ([`edit::only`]).
 fn only_finalizers_or_status(old: &Object<'_>, new: &Object<'_>) -> bool {
     let (old_meta, new_meta) = (&old.metadata, &new.metadata);
+    let propagation_kept = [ORPHAN, FOREGROUND].iter().all(|finalizer| {
+        let has = |meta: &Metadata<'_>| meta.finalizers.iter().any(|f| **f == **finalizer);
+        !has(old_meta) || has(new_meta)
+    });
     let finalizers_removed = new_meta
         .finalizers
         .iter()
         .all(|finalizer| old_meta.finalizers.contains(finalizer));
-    let annotations_equal =
-        old_meta.annotations.len() == new_meta.annotations.len()
-            && old_meta.annotations.iter().zip(&new_meta.annotations).all(
-                |((old_key, old), (new_key, new))| old_key == new_key && old.get() == new.get(),
-            );
-    finalizers_removed
-        && old_meta.name == new_meta.name
-        && old_meta.labels == new_meta.labels
-        && annotations_equal
-        && raw(old_meta.deletion_timestamp) == raw(new_meta.deletion_timestamp)
-        && old_meta.deletion_grace_period_seconds == new_meta.deletion_grace_period_seconds
-        && same_fields(&old_meta.fields, &new_meta.fields, &MAINTAINED)
-        && same_fields(&old.fields, &new.fields, &["status"])
-}
-
-fn raw(value: Option<&RawValue>) -> Option<&str> {
-    value.map(RawValue::get)
-}
-
-/// Whether two lists of fields are equal, but for the fields named in `except`.
-fn same_fields(
-    old: &[(Text<'_>, &RawValue)],
-    new: &[(Text<'_>, &RawValue)],
-    except: &[&str],
-) -> bool {
-    let kept = |fields: &[(Text<'_>, &RawValue)]| {
-        fields
-            .iter()
-            .filter(|(key, _)| !except.contains(&&**key))
-            .count()
-    };
-    kept(old) == kept(new)
-        && new
-            .iter()
-            .filter(|(key, _)| !except.contains(&&**key))
-            .all(|(key, value)| {
-                old.iter()
-                    .any(|(old_key, old_value)| old_key == key && old_value.get() == value.get())
-            })
+    propagation_kept && finalizers_removed && edit::only(old, new, edit::Leeway::Status)
 }
 
 #[cfg(test)]
@@ -180,8 +136,10 @@ mod tests {
         #[rustfmt::skip]
         let rows = [
             (changed("/metadata/finalizers", json!(["orphan"])), true),
-            (changed("/metadata/finalizers", json!([])), true),
-            (changed("/metadata/finalizers", Value::Null), true),
+            // the propagation finalizers are the garbage collector's to remove
+            (changed("/metadata/finalizers", json!([])), false),
+            (changed("/metadata/finalizers", Value::Null), false),
+            (changed("/metadata/finalizers", json!(["example.com/cleanup"])), false),
             (changed("/status", json!({"phase": "Gone"})), true),
             (changed("/metadata/resourceVersion", json!("8")), true),
             (changed("/metadata/managedFields", json!([{"manager": "kubectl"}])), true),
@@ -205,7 +163,7 @@ mod tests {
             );
         }
         let alive = changed("/metadata/deletionTimestamp", Value::Null);
-        let removes_finalizer = changed("/metadata/finalizers", json!([]));
+        let removes_finalizer = changed("/metadata/finalizers", json!(["orphan"]));
         assert!(!finishes(
             &object(&alive),
             Some(&object(&removes_finalizer)),

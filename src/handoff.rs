@@ -81,10 +81,32 @@ pub enum Handoff<'a> {
     /// Another mark's owner offered the object to this mark's new owner, and gives it in this
     /// update.
     Received,
+    /// A mark linked to this one (`sameOwnerAs`: they name the same owner) is handed over in
+    /// this update: this mark moves with it, in the same update.
+    Linked,
 }
 
-/// What the stored object's offer does for `entry`'s transition.
+/// What the stored object's offer does for `entry`'s transition: its own part in it, or, when
+/// it has none, the part of a linked mark that is handed over now.
 pub fn handoff<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Handoff<'a> {
+    let own = direct(facts, entry);
+    if own != Handoff::None {
+        return own;
+    }
+    let handed_over = |linked: &Entry<'a>| match direct(facts, linked) {
+        Handoff::To(to) => linked.new.is_some_and(|new| new.id() == to),
+        Handoff::Given | Handoff::Received => true,
+        Handoff::None | Handoff::Linked => false,
+    };
+    let linked = |other: &&Entry<'a>| other.mark.names_same_owner_as(entry.mark);
+    match facts.siblings(entry).filter(linked).any(handed_over) {
+        true => Handoff::Linked,
+        false => Handoff::None,
+    }
+}
+
+/// What the stored object's offer does for `entry`'s own transition.
+fn direct<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Handoff<'a> {
     let Some(offer) = facts.old_offer.and_then(Offer::parse) else {
         return Handoff::None;
     };

@@ -66,6 +66,11 @@ pub enum Access {
     /// prometheus-operator a Prometheus's StatefulSet. It never sets another owner, removes
     /// one, or offers.
     Derive,
+    /// Only write CA bundles into what the owners own, under `writes: Owner`: the CA injectors
+    /// (cert-manager's cainjector, a chart's certificate hook), which write `caBundle` into
+    /// webhook configurations, CRDs and APIServices of every owner ([`crate::edit`]).
+    #[serde(rename = "InjectCA")]
+    InjectCa,
 }
 
 /// The owners a requester acts for, and those it only writes for: owner patterns, templates
@@ -75,6 +80,7 @@ pub struct Acting {
     owners: Vec<OwnerPattern>,
     writes_for: Vec<OwnerPattern>,
     derives_for: Vec<OwnerPattern>,
+    injects_ca_for: Vec<OwnerPattern>,
 }
 
 /// An owner pattern with its templates filled in: the literal runs between its `*` wildcards.
@@ -108,6 +114,7 @@ impl Acting {
             owners: owners(Access::Own),
             writes_for: owners(Access::Write),
             derives_for: owners(Access::Derive),
+            injects_ca_for: owners(Access::InjectCa),
         }
     }
 
@@ -128,6 +135,24 @@ impl Acting {
         self.acts_for(owner) || matches_any(&self.derives_for, owner)
     }
 
+    /// Whether the requester may write CA bundles into what the owner with this id owns
+    /// ([`Access::InjectCa`]): it writes for it, or an identity with `access: InjectCA` binds
+    /// it to it.
+    pub fn injects_ca_for(&self, owner: &str) -> bool {
+        self.writes_for(owner) || matches_any(&self.injects_ca_for, owner)
+    }
+
+    /// Whether the requester holds `access` for the owner with this id: one of its identities
+    /// binds it to the owner with that access, or with `Own`.
+    pub fn holds(&self, access: Access, owner: &str) -> bool {
+        match access {
+            Access::Own => self.acts_for(owner),
+            Access::Write => self.writes_for(owner),
+            Access::Derive => self.derives_for(owner),
+            Access::InjectCa => self.injects_ca_for(owner),
+        }
+    }
+
     /// The one concrete owner the requester acts for, if it acts for exactly one and no pattern.
     pub fn single_owner(&self) -> Option<&str> {
         match self.owners.as_slice() {
@@ -142,7 +167,8 @@ impl Acting {
 
 impl fmt::Display for Acting {
     /// `none`, or the owner patterns, quoted and comma-separated; then `and writes for` those
-    /// it only writes for, and `and derives for` those it only derives for, if any.
+    /// it only writes for, `and derives for` those it only derives for, and `and injects CA for`
+    /// those it only injects CA bundles for, if any.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fn list(f: &mut fmt::Formatter<'_>, owners: &[OwnerPattern]) -> fmt::Result {
             if owners.is_empty() {
@@ -155,13 +181,15 @@ impl fmt::Display for Acting {
             Ok(())
         }
         list(f, &self.owners)?;
-        if !self.writes_for.is_empty() {
-            f.write_str(" and writes for ")?;
-            list(f, &self.writes_for)?;
-        }
-        if !self.derives_for.is_empty() {
-            f.write_str(" and derives for ")?;
-            list(f, &self.derives_for)?;
+        for (what, owners) in [
+            (" and writes for ", &self.writes_for),
+            (" and derives for ", &self.derives_for),
+            (" and injects CA for ", &self.injects_ca_for),
+        ] {
+            if !owners.is_empty() {
+                f.write_str(what)?;
+                list(f, owners)?;
+            }
         }
         Ok(())
     }
@@ -395,8 +423,7 @@ mod tests {
         let pattern = expand("ClusterExtension.${name}", Some(("ns", "a*"))).unwrap();
         let acting = Acting {
             owners: vec![pattern],
-            writes_for: Vec::new(),
-            derives_for: Vec::new(),
+            ..Acting::default()
         };
         assert!(acting.acts_for("ClusterExtension.a*"));
         assert!(!acting.acts_for("ClusterExtension.a-b"));

@@ -15,7 +15,8 @@
 //! ├── identity (dns)           identities: which owners a requester acts for
 //! │   └── control_plane        the trusted control plane and its table
 //! ├── template                 the templates of workloads, read on demand
-//! └── deletion                 the writes that finish a deletion under way
+//! └── edit                     what an update changes: finalizers, CA bundles
+//!     └── deletion             the writes that finish a deletion under way
 //! offer                        the offer annotation's format
 //! settings  (request, owner, identity, control_plane, dns)   the settings, their validation
 //! violation (request, owner, identity, scope, offer)   the rules, the typed reasons and the
@@ -40,6 +41,7 @@ mod decision;
 mod deletion;
 mod derivation;
 pub mod dns;
+mod edit;
 mod error_path;
 mod facts;
 mod handoff;

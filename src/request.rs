@@ -17,7 +17,9 @@ mod object;
 mod references;
 mod text;
 
-pub use admission::{AdmissionRequest, DeleteOptions, ObjectScope, Operation, UserInfo};
+pub use admission::{
+    AdmissionRequest, DeleteOptions, GroupVersionKind, ObjectScope, Operation, UserInfo,
+};
 pub use object::{Labels, Metadata, Object, Template};
 pub use references::OwnerReference;
 pub use text::Text;

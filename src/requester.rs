@@ -7,9 +7,10 @@
 //! | remove the owner's mark                               | `identity`     | acting for the owner           |
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner           |
 //! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited |
+//! | write only CA bundles into what it owns ([`crate::edit`]) | `owner writes` | as the row above, or `access: InjectCA` |
 //!
 //! An inherited mark is one the object's controller carries ([`crate::derivation`]). The access
-//! levels add up: `Own` does everything, `Write` and `Derive` each only their column. Without
+//! levels add up: `Own` does everything, `Write`, `Derive` and `InjectCA` each only their rows. Without
 //! identities every requester may do everything; an audit replay has no requester.
 
 use crate::facts::Facts;
@@ -22,17 +23,17 @@ pub fn suffices(act: Act, inherited: bool) -> &'static [Access] {
     match (act, inherited) {
         (Act::Write, true) => &[Access::Write, Access::Derive],
         (Act::Write, false) => &[Access::Write],
+        (Act::InjectCa, true) => &[Access::Write, Access::Derive, Access::InjectCa],
+        (Act::InjectCa, false) => &[Access::Write, Access::InjectCa],
         (Act::Set, true) => &[Access::Derive],
         _ => &[],
     }
 }
 
-/// Whether a requester that acts for an owner (`acts`), only writes for it (`writes`) or only
-/// derives for it (`derives`) may `act` on a mark `inherited` or not.
-pub fn allows(acts: bool, writes: bool, derives: bool, act: Act, inherited: bool) -> bool {
-    let levels = suffices(act, inherited);
-    acts || (writes && levels.contains(&Access::Write))
-        || (derives && levels.contains(&Access::Derive))
+/// Whether a requester that `holds` these access levels for an owner may `act` on a mark
+/// `inherited` or not.
+pub fn allows(holds: impl Fn(Access) -> bool, act: Act, inherited: bool) -> bool {
+    holds(Access::Own) || suffices(act, inherited).iter().any(|level| holds(*level))
 }
 
 /// The identity rule: why the requester may not `act` on `owner` — `inherited` from the
@@ -45,12 +46,10 @@ pub fn rule<'a>(
 ) -> Option<Reason<'a>> {
     let acting = facts.acting.as_ref()?;
     let id = owner.id();
-    let writes = acting.writes_for(&id);
-    let derives = acting.derives_for(&id);
-    if allows(acting.acts_for(&id), writes, derives, act, inherited) {
+    if allows(|level| acting.holds(level, &id), act, inherited) {
         return None;
     }
-    let standing = match writes {
+    let standing = match acting.writes_for(&id) {
         true => Standing::WritesOnly,
         false => Standing::ActsFor(acting.clone()),
     };
@@ -68,35 +67,43 @@ mod tests {
 
     #[test]
     fn identity_table() {
+        use Access::{Derive, InjectCa as Ca, Own, Write as W};
         use Act::*;
         const INHERITED: bool = true;
         const CLAIMED: bool = false;
         #[rustfmt::skip]
-        let rows = [
-            // act,    the mark,  acts for, writes for, derives for, allowed
-            (Set,      CLAIMED,   true,     false, false, true),
-            (Set,      CLAIMED,   false,    true,  true,  false),
-            (Set,      INHERITED, false,    false, true,  true),
-            (Set,      INHERITED, false,    true,  false, false),
-            (Remove,   CLAIMED,   true,     false, false, true),
-            (Remove,   CLAIMED,   false,    true,  true,  false),
-            (Remove,   INHERITED, false,    true,  true,  false),
-            (Offer,    CLAIMED,   true,     false, false, true),
-            (Offer,    INHERITED, false,    true,  true,  false),
-            (Withdraw, CLAIMED,   true,     false, false, true),
-            (Withdraw, INHERITED, false,    true,  true,  false),
-            (Write,    CLAIMED,   true,     false, false, true),
-            (Write,    CLAIMED,   false,    true,  false, true),
-            (Write,    CLAIMED,   false,    false, true,  false),
-            (Write,    INHERITED, false,    false, true,  true),
-            (Write,    INHERITED, false,    true,  false, true),
-            (Write,    INHERITED, false,    false, false, false),
+        let rows: [(Act, bool, &[Access], bool); 24] = [
+            // act,    the mark,  the levels held, allowed
+            (Set,      CLAIMED,   &[Own],          true),
+            (Set,      CLAIMED,   &[W, Derive, Ca], false),
+            (Set,      INHERITED, &[Derive],       true),
+            (Set,      INHERITED, &[W, Ca],        false),
+            (Remove,   CLAIMED,   &[Own],          true),
+            (Remove,   CLAIMED,   &[W, Derive, Ca], false),
+            (Remove,   INHERITED, &[W, Derive, Ca], false),
+            (Offer,    CLAIMED,   &[Own],          true),
+            (Offer,    INHERITED, &[W, Derive, Ca], false),
+            (Withdraw, CLAIMED,   &[Own],          true),
+            (Withdraw, INHERITED, &[W, Derive, Ca], false),
+            (Write,    CLAIMED,   &[Own],          true),
+            (Write,    CLAIMED,   &[W],            true),
+            (Write,    CLAIMED,   &[Derive, Ca],   false),
+            (Write,    INHERITED, &[Derive],       true),
+            (Write,    INHERITED, &[W],            true),
+            (Write,    INHERITED, &[Ca],           false),
+            (Write,    INHERITED, &[],             false),
+            (InjectCa, CLAIMED,   &[Ca],           true),
+            (InjectCa, CLAIMED,   &[W],            true),
+            (InjectCa, CLAIMED,   &[Own],          true),
+            (InjectCa, CLAIMED,   &[Derive],       false),
+            (InjectCa, INHERITED, &[Derive],       true),
+            (InjectCa, INHERITED, &[],             false),
         ];
-        for (act, inherited, acts, writes, derives, allowed) in rows {
+        for (act, inherited, held, allowed) in rows {
             assert_eq!(
-                allows(acts, writes, derives, act, inherited),
+                allows(|level| held.contains(&level), act, inherited),
                 allowed,
-                "{act:?} inherited {inherited}: acts {acts} writes {writes} derives {derives}"
+                "{act:?} inherited {inherited}: holds {held:?}"
             );
         }
     }

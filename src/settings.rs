@@ -596,7 +596,7 @@ mod tests {
             ),
             (
                 r#"{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}"#,
-                "identities[0].access: unknown variant `Read`, expected one of `Own`, `Write`, `Derive`",
+                "identities[0].access: unknown variant `Read`, expected one of `Own`, `Write`, `Derive`, `InjectCA`",
             ),
             (
                 r#"{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["secrets"], "operations": ["UPDATE"]}]}"#,

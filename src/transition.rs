@@ -7,13 +7,20 @@
 //! | none | none |                                         |            | allow                            |
 //! | A    | A    |                                         |            | keep: allow, without re-judging A |
 //! | none | A    | another mark's owner gives it to A now  |            | accept                           |
+//! | none | A    | a linked mark is handed over now        |            | accept                           |
 //! | none | A    |                                         | carries A  | inherit                          |
 //! | none | A    |                                         |            | set (adoption), unless `adoption: Deny` |
 //! | A    | none | A gives it to another mark's owner now  |            | allow: the receiving mark is judged |
+//! | A    | none | a linked mark is handed over now        |            | allow: the receiving mark is judged |
 //! | A    | none |                                         |            | remove (orphaning), unless `orphaning: Deny` |
 //! | A    | B    | A offered it to B                       |            | accept (handoff)                 |
+//! | A    | B    | a linked mark is handed over now        |            | accept: linked marks move together |
 //! | A    | B    |                                         | carries B  | inherit: the controller moved    |
 //! | A    | B    |                                         |            | deny: an object has one owner    |
+//!
+//! Linked marks (`sameOwnerAs`) name one owner, so one offer, made under any of them, hands
+//! them all over in the update that takes it up (a HelmRelease's labels and Helm's annotations,
+//! to another HelmRelease or to a Kustomization).
 //!
 //! A stored value that names no owner (empty, malformed, half a pair, of a kind no mark
 //! allows) is nobody's: unless kept as it is, it is read as none, so replacing it is an adoption
@@ -89,14 +96,20 @@ pub fn judge(
     match (old.is_none(), new.is_none()) {
         (true, true) => Ok(Judgement::Allow),
         _ if old == new => Ok(Judgement::Keep),
-        (true, false) if handoff == Handoff::Received => Ok(Judgement::Accept),
+        (true, false) if matches!(handoff, Handoff::Received | Handoff::Linked) => {
+            Ok(Judgement::Accept)
+        }
         (true, false) if inherited => Ok(Judgement::Inherit),
         (true, false) if permissions.adoption == Permission::Deny => Err(Denial::Adoption),
         (true, false) => Ok(Judgement::Set),
-        (false, true) if handoff == Handoff::Given => Ok(Judgement::Allow),
+        (false, true) if matches!(handoff, Handoff::Given | Handoff::Linked) => {
+            Ok(Judgement::Allow)
+        }
         (false, true) if permissions.orphaning == Permission::Deny => Err(Denial::Orphaning),
         (false, true) => Ok(Judgement::Remove),
-        (false, false) if handoff == Handoff::To(&new.id()) => Ok(Judgement::Accept),
+        (false, false) if handoff == Handoff::To(&new.id()) || handoff == Handoff::Linked => {
+            Ok(Judgement::Accept)
+        }
         (false, false) if inherited => Ok(Judgement::Inherit),
         (false, false) => Err(Denial::OwnerChange),
     }
@@ -237,6 +250,11 @@ mod tests {
             // a handoff across marks does not touch a mark that has an owner
             (A,      B,      Handoff::Received,        permissions, Err(Denial::OwnerChange)),
             (NONE,   A,      Handoff::Given,           denied,      Err(Denial::Adoption)),
+            // a linked mark moves with the mark handed over, whatever the settings
+            (A,      B,      Handoff::Linked,          denied,      Ok(Accept)),
+            (A,      NONE,   Handoff::Linked,          denied,      Ok(Allow)),
+            (NONE,   A,      Handoff::Linked,          denied,      Ok(Accept)),
+            (A,      A,      Handoff::Linked,          denied,      Ok(Keep)),
         ];
         for &(old, new, handoff, permissions, expected) in rows {
             assert_eq!(

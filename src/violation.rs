@@ -378,6 +378,8 @@ mod tests {
              r#"user alice only writes for "operator-1" (access: Write); only a requester acting for an owner may set it"#),
             (not_acting(Act::Write, none()),
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
+            (not_acting(Act::InjectCa, none()),
+             r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may write CA bundles into it (writes: Owner, or access: InjectCA)"#),
             (not_acting(Act::Offer, none()),
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it"#),
             (not_acting(Act::Withdraw, none()),

@@ -6,13 +6,24 @@
 //! | `Owner`  | none                                              |                               | allowed                         |
 //! | `Owner`  | a value that names no owner (audit reports it)    |                               | allowed                         |
 //! | `Owner`  | valid                                             | finishes a deletion under way | allowed ([`crate::deletion`])   |
+//! | `Owner`  | valid                                             | only adds finalizers, not `orphan` or `foregroundDeletion` | allowed ([`crate::edit`]) |
+//! | `Owner`  | valid                                             | only writes CA bundles        | the requester injects CA bundles for it (`access: InjectCA`), or writes for it |
 //! | `Owner`  | valid                                             | any other                     | the requester writes for it (or derives, for marks its controller carries) |
+//!
+//! `writes: Owner` keeps what an owner declared — its spec, data, labels and annotations, the
+//! finalizers that say how its deletion propagates — from being changed or deleted by anyone
+//! else. A finalizer added by another controller (Flux's, a load-balancer controller's) only
+//! holds the deletion until that controller has cleaned up, and changes nothing declared; a CA
+//! bundle is what a CA injector writes where the owner asked for one. Restarts, reconcile
+//! requests and suspensions change the spec or annotations: they are writes, granted to
+//! administrators with `access: Write` (docs/rules.md, "What `writes: Owner` guards").
 //!
 //! A write through a subresource is judged only when it changes what the rules guard
 //! ([`crate::facts::Sides`]): status writers write for every owner's objects. A kept mark in a
 //! template is written with its object, and judged there.
 
-use crate::facts::{Entry, Facts};
+use crate::edit::{self, Edit};
+use crate::facts::{Entry, Facts, Sides};
 use crate::owner::Claim;
 use crate::requester;
 use crate::settings::Writes;
@@ -27,6 +38,7 @@ pub fn guarded(writes: Writes, owner: impl FnOnce() -> Option<bool>, finishing: 
 
 /// The owner writes rule: why the requester may not update or delete (`entry`'s side of) an
 /// object whose mark names `owner` — `inherited` from its controller or not — if it may not.
+/// What an update changes is read only when the requester may not write for the owner.
 pub fn rule<'a>(
     facts: &Facts<'a>,
     entry: &Entry<'a>,
@@ -37,7 +49,15 @@ pub fn rule<'a>(
     if !guarded(facts.settings.writes, valid, facts.finishing) {
         return None;
     }
-    requester::rule(facts, Act::Write, owner, inherited)
+    let denial = requester::rule(facts, Act::Write, owner, inherited)?;
+    let Sides::Update(old, new) = facts.sides else {
+        return Some(denial);
+    };
+    match edit::of(&facts.request.kind, old, new) {
+        Edit::AddsFinalizers => None,
+        Edit::InjectsCa => requester::rule(facts, Act::InjectCa, owner, inherited),
+        Edit::Other => Some(denial),
+    }
 }
 
 #[cfg(test)]

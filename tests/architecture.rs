@@ -249,6 +249,7 @@ fn the_rule_tables_use_no_module_that_decides() {
         "request",
         "template",
         "deletion",
+        "edit",
         "control_plane",
     ] {
         let uses = &graph[table];

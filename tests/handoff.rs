@@ -584,3 +584,69 @@ fn the_offer_annotation_is_a_setting() {
         )
     );
 }
+
+/// kustomize-controller's labels: the Kustomization's name and namespace.
+const KUSTOMIZE_NAME: &str = "kustomize.toolkit.fluxcd.io/name";
+const KUSTOMIZE_NAMESPACE: &str = "kustomize.toolkit.fluxcd.io/namespace";
+
+/// A HelmRelease's objects carry helm-controller's labels and Helm's annotations, linked
+/// (`sameOwnerAs`): one offer, made under either, hands both over in the update that takes it
+/// up — to another HelmRelease, or to a Kustomization — and nothing but an offer moves them.
+#[rstest]
+#[case::to_a_helm_release_offered_under_the_labels(
+    Some("helm.toolkit.fluxcd.io/name: shop/web -> team-a/web"),
+    Side { labels: &[(FLUX_NAME, "web"), (FLUX_NAMESPACE, "team-a")], offer: None, annotations: WEB_IN_TEAM_A },
+    Allowed
+)]
+#[case::to_a_helm_release_offered_under_the_annotations(
+    Some("meta.helm.sh/release-name: shop/web -> team-a/web"),
+    Side { labels: &[(FLUX_NAME, "web"), (FLUX_NAMESPACE, "team-a")], offer: None, annotations: WEB_IN_TEAM_A },
+    Allowed
+)]
+#[case::to_a_kustomization(
+    Some("helm.toolkit.fluxcd.io/name: shop/web -> kustomize.toolkit.fluxcd.io/name: team-a/apps"),
+    Side { labels: &[(KUSTOMIZE_NAME, "apps"), (KUSTOMIZE_NAMESPACE, "team-a")], offer: None, annotations: &[APPLIED] },
+    Allowed
+)]
+#[case::without_an_offer(
+    None,
+    Side { labels: &[(FLUX_NAME, "web"), (FLUX_NAMESPACE, "team-a")], offer: None, annotations: WEB_IN_TEAM_A },
+    Denied(&[
+        r#"label helm.toolkit.fluxcd.io/name: owner change from "shop/web" to "team-a/web""#,
+        r#"annotation meta.helm.sh/release-name: owner change from "shop/web" to "team-a/web""#,
+    ])
+)]
+#[case::the_linked_mark_alone(
+    Some("helm.toolkit.fluxcd.io/name: shop/web -> team-a/web"),
+    Side {
+        labels: &[(FLUX_NAME, "web"), (FLUX_NAMESPACE, "shop")],
+        offer: Some("helm.toolkit.fluxcd.io/name: shop/web -> team-a/web"),
+        annotations: WEB_IN_TEAM_A,
+    },
+    Denied(&[
+        r#"label helm.toolkit.fluxcd.io/name: owner writes owned by "shop/web""#,
+        r#"annotation meta.helm.sh/release-name: owner change from "shop/web" to "team-a/web""#,
+    ])
+)]
+fn linked_marks_move_together(
+    #[case] offer: Option<&'static str>,
+    #[case] new: Side<'static>,
+    #[case] expected: Expect,
+) {
+    let settings = json!({
+        "ownerMarks": [
+            {"label": KUSTOMIZE_NAME, "namespaceKey": KUSTOMIZE_NAMESPACE},
+            {"label": FLUX_NAME, "namespaceKey": FLUX_NAMESPACE, "sameOwnerAs": [HELM_NAME]},
+            {"annotation": HELM_NAME, "namespaceKey": HELM_NAMESPACE},
+        ],
+        "identities": [{"owners": ["team-a/*"], "users": [FLUX_USER]}],
+        "writes": "Owner",
+    });
+    let stored = Side {
+        labels: &[(FLUX_NAME, "web"), (FLUX_NAMESPACE, "shop")],
+        offer,
+        annotations: WEB,
+    };
+    let request = deployment(FLUX_USER, stored, new);
+    expected.check(&evaluate(&request.json(), &settings));
+}

@@ -4796,13 +4796,15 @@ fn a_template_sets_only_an_owner_its_writer_acts_for() {
     });
 }
 
-/// 14. Under `writes: Owner`, a write that only finishes a deletion under way needs no owner: by
-///     a requester that does not write for one of the object's owners (nor is exempt), an UPDATE
-///     of an object whose deletion has begun is accepted when it only removes finalizers or
-///     writes `status`, and denied when it also adds a finalizer or changes `data`, `spec`, an
-///     owner mark, another label or an annotation; a re-DELETE is accepted when it shortens no
-///     grace period and changes no propagation, and denied otherwise. On an object whose
-///     deletion has not begun, both are denied.
+/// 14. Under `writes: Owner`, a write that only finishes a deletion under way, or only adds a
+///     finalizer, needs no owner: by a requester that does not write for one of the object's
+///     owners (nor is exempt), an UPDATE of an object whose deletion has begun is accepted when
+///     it only removes finalizers (not `orphan`) or writes `status`, and denied when it also
+///     adds a finalizer or changes `data`, `spec`, an owner mark, another label or an
+///     annotation; an UPDATE that only adds a finalizer other than `foregroundDeletion` is
+///     accepted, terminating or not; a re-DELETE is accepted when it shortens no grace period
+///     and changes no propagation, and denied otherwise. On an object whose deletion has not
+///     begun, everything else is denied.
 #[test]
 fn only_finishing_a_deletion_needs_no_owner() {
     let floors = [
@@ -4827,8 +4829,12 @@ fn only_finishing_a_deletion_needs_no_owner() {
             5.0,
         ),
         (
-            "a finalizer added to a terminating object by a non-owner, denied",
+            "a finalizer added by a non-owner, nothing else changed, accepted",
             1.0,
+        ),
+        (
+            "a propagation finalizer added or removed by a non-owner, denied",
+            2.0,
         ),
         (
             "finalizers removed from an object not being deleted by a non-owner, denied",
@@ -4868,19 +4874,28 @@ fn only_finishing_a_deletion_needs_no_owner() {
             .as_ref()
             .is_some_and(|new| new.labels != old.labels || new.annotations != old.annotations);
         let also = |change: Also| finish.also.contains(&change);
+        let finalizers_added = matches!(
+            finish.finalizers,
+            Finalizers::Added | Finalizers::AddedPropagation | Finalizers::PropagationRemoved
+        );
         let finishing = match admission.op {
             Op::Delete => terminating && finish.redelete.finishes(),
             _ => {
                 terminating
                     && !labels_changed
                     && !metadata_changed
-                    && finish.finalizers != Finalizers::Added
+                    && !finalizers_added
                     && !also(Also::Data)
                     && !also(Also::Spec)
                     && !also(Also::Label)
                     && !also(Also::Annotation)
             }
         };
+        let only_adds_a_finalizer = admission.op == Op::Update
+            && finish.finalizers == Finalizers::Added
+            && finish.also.is_empty()
+            && !labels_changed
+            && !metadata_changed;
         let accepted = response.accepted;
         if admission.op == Op::Delete {
             tally.count(
@@ -4918,8 +4933,14 @@ fn only_finishing_a_deletion_needs_no_owner() {
                 "a terminating object's other label or annotation changed by a non-owner, denied",
             );
             tally.count(
-                terminating && finish.finalizers == Finalizers::Added && !accepted,
-                "a finalizer added to a terminating object by a non-owner, denied",
+                only_adds_a_finalizer && accepted,
+                "a finalizer added by a non-owner, nothing else changed, accepted",
+            );
+            tally.count(
+                !matches!(finish.finalizers, Finalizers::Kept | Finalizers::Added)
+                    && !removed
+                    && !accepted,
+                "a propagation finalizer added or removed by a non-owner, denied",
             );
             tally.count(
                 !terminating && removed && !accepted,
@@ -4928,7 +4949,7 @@ fn only_finishing_a_deletion_needs_no_owner() {
         }
         prop_assert_eq!(
             accepted,
-            finishing,
+            finishing || only_adds_a_finalizer,
             "{:?} by {}, who does not write for one of {:?}: {:?}",
             &finish,
             &admission.user,
@@ -5623,7 +5644,12 @@ enum Finalizers {
     Kept,
     OneRemoved,
     AllRemoved,
+    /// A finalizer that only holds the deletion.
     Added,
+    /// `foregroundDeletion` added.
+    AddedPropagation,
+    /// The stored object's `orphan` removed.
+    PropagationRemoved,
 }
 
 /// What else an UPDATE changes.
@@ -5715,7 +5741,9 @@ fn finishing_writes() -> impl Strategy<Value = (Case, Finish)> {
         (2, Finalizers::Kept),
         (3, Finalizers::OneRemoved),
         (3, Finalizers::AllRemoved),
-        (1, Finalizers::Added),
+        (2, Finalizers::Added),
+        (1, Finalizers::AddedPropagation),
+        (1, Finalizers::PropagationRemoved),
     ]);
     let also = prop_oneof![
         2 => Just(Vec::new()),
@@ -5754,10 +5782,18 @@ fn finishing_writes() -> impl Strategy<Value = (Case, Finish)> {
                     Finalizers::Kept => stored.finalizers.clone(),
                     Finalizers::OneRemoved => vec![FINALIZERS[1].to_owned()],
                     Finalizers::AllRemoved => Vec::new(),
-                    Finalizers::Added => {
+                    Finalizers::Added | Finalizers::AddedPropagation => {
                         let mut more = stored.finalizers.clone();
-                        more.push("example.com/audit".to_owned());
+                        more.push(match finalizers {
+                            Finalizers::Added => "example.com/audit".to_owned(),
+                            _ => "foregroundDeletion".to_owned(),
+                        });
                         more
+                    }
+                    Finalizers::PropagationRemoved => {
+                        let stored = admission.old.as_mut().expect("an UPDATE");
+                        stored.finalizers.push("orphan".to_owned());
+                        FINALIZERS.iter().map(|&f| f.to_owned()).collect()
                     }
                 };
                 for change in &also {

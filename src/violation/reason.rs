@@ -134,6 +134,9 @@ pub enum Act {
     Remove,
     /// Updates or deletes what the owner owns, under `writes: Owner` (`owner writes`).
     Write,
+    /// Writes only CA bundles into what the owner owns, under `writes: Owner` (`owner writes`,
+    /// [`crate::edit`]).
+    InjectCa,
     /// Makes an offer of the owner's object (`offer`).
     Offer,
     /// Withdraws or changes the owner's offer (`offer`).
@@ -153,7 +156,7 @@ impl Reason<'_> {
             Reason::SecondOwner { .. } => Rule::OneOwner,
             Reason::NotActing(NotActing { act, .. }) => match act {
                 Act::Set | Act::Remove => Rule::Identity,
-                Act::Write => Rule::OwnerWrites,
+                Act::Write | Act::InjectCa => Rule::OwnerWrites,
                 Act::Offer | Act::Withdraw => Rule::Offer,
             },
             Reason::OfferNotConsumed { .. }
@@ -314,12 +317,15 @@ impl fmt::Display for NotActing<'_> {
             Act::Set => "set",
             Act::Remove => "remove",
             Act::Write => "update or delete",
+            Act::InjectCa => "write CA bundles into",
             Act::Offer => "offer it or withdraw an offer of",
             Act::Withdraw => "withdraw or change an offer of",
         };
         write!(f, "; only a requester acting for an owner may {act} it")?;
-        if self.act == Act::Write {
-            f.write_str(" (writes: Owner)")?;
+        match self.act {
+            Act::Write => f.write_str(" (writes: Owner)")?,
+            Act::InjectCa => f.write_str(" (writes: Owner, or access: InjectCA)")?,
+            _ => {}
         }
         Ok(())
     }

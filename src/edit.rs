@@ -1,0 +1,299 @@
+//! What an update changes, for the rules that let some changes through whoever makes them
+//! ([`crate::deletion`], [`crate::writes`]).
+//!
+//! Fields are compared as the JSON text the API server sent, which it writes the same way for
+//! the stored and the new object (one encoder, one field order); text that differs for equal
+//! values makes the write be judged, never let through.
+
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
+
+use crate::request::{GroupVersionKind, Metadata, Object, Text};
+
+/// The finalizer that orphans an object's dependents (`metav1.FinalizerOrphanDependents`).
+pub const ORPHAN: &str = "orphan";
+/// The finalizer of a foreground deletion (`metav1.FinalizerDeleteDependents`).
+pub const FOREGROUND: &str = "foregroundDeletion";
+
+/// Metadata fields the API server maintains itself, which any write may see change:
+/// `resourceVersion` on every write, `managedFields` with every field manager, `generation` as
+/// the strategy counts changes.
+const MAINTAINED: [&str; 3] = ["resourceVersion", "managedFields", "generation"];
+
+/// Where each kind keeps the CA bundles a CA injector writes: the top-level field, and the path
+/// in it (`[]` for every item of a list). cert-manager's cainjector writes these four
+/// (cert-manager pkg/controller/cainjector/injectables.go); ingress-nginx's
+/// `kube-webhook-certgen patch` the webhooks'.
+const CA_BUNDLES: [(&str, &str, &str, &[&str]); 4] = [
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        "webhooks",
+        &["[]", "clientConfig", "caBundle"],
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        "webhooks",
+        &["[]", "clientConfig", "caBundle"],
+    ),
+    (
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "spec",
+        &["conversion", "webhook", "clientConfig", "caBundle"],
+    ),
+    (
+        "apiregistration.k8s.io",
+        "APIService",
+        "spec",
+        &["caBundle"],
+    ),
+];
+
+/// What an update changes, as `writes: Owner` tells updates apart ([`crate::writes`]).
+///
+/// | the update changes                                                   | edit             |
+/// |----------------------------------------------------------------------|------------------|
+/// | only finalizers, adding some, none of them `orphan` or `foregroundDeletion` | `AddsFinalizers` |
+/// | only the CA bundles of its kind ([`CA_BUNDLES`])                     | `InjectsCa`      |
+/// | anything else                                                        | `Other`          |
+///
+/// The fields the API server maintains change with every write ([`MAINTAINED`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    /// Adds finalizers that only hold the deletion until their controller has cleaned up.
+    AddsFinalizers,
+    /// Writes CA bundles, and nothing else.
+    InjectsCa,
+    /// Anything else.
+    Other,
+}
+
+/// What the update of `old` to `new`, objects of `kind`, changes.
+pub fn of(kind: &GroupVersionKind<'_>, old: &Object<'_>, new: &Object<'_>) -> Edit {
+    let (old_finalizers, new_finalizers) = (&old.metadata.finalizers, &new.metadata.finalizers);
+    let added = new_finalizers
+        .iter()
+        .filter(|f| !old_finalizers.contains(f));
+    let adds_finalizers = old_finalizers.iter().all(|f| new_finalizers.contains(f))
+        && added.clone().next().is_some()
+        && added.clone().all(|f| **f != *ORPHAN && **f != *FOREGROUND);
+    if adds_finalizers && only(old, new, Leeway::Nothing) {
+        return Edit::AddsFinalizers;
+    }
+    let bundles = CA_BUNDLES
+        .iter()
+        .find(|(group, kind_, ..)| *kind.group == **group && *kind.kind == **kind_);
+    match bundles {
+        Some((_, _, field, path))
+            if old_finalizers == new_finalizers && only(old, new, Leeway::At(field, path)) =>
+        {
+            Edit::InjectsCa
+        }
+        _ => Edit::Other,
+    }
+}
+
+/// What else than the finalizers and the fields the API server maintains [`only`] lets differ.
+#[derive(Debug, Clone, Copy)]
+pub enum Leeway {
+    /// Nothing.
+    Nothing,
+    /// `status`.
+    Status,
+    /// The value at a path in a top-level field ([`CA_BUNDLES`]).
+    At(&'static str, &'static [&'static str]),
+}
+
+/// Whether `new` differs from `old` in nothing but its finalizers (the caller compares them),
+/// the fields the API server maintains, and the `leeway`.
+pub fn only(old: &Object<'_>, new: &Object<'_>, leeway: Leeway) -> bool {
+    let (field, path): (&str, &[&str]) = match leeway {
+        Leeway::Nothing => ("", &[]),
+        Leeway::Status => ("status", &[]),
+        Leeway::At(field, path) => (field, path),
+    };
+    same_metadata(&old.metadata, &new.metadata)
+        && same_fields(&old.fields, &new.fields, &[field])
+        && same_but(old.field(field), new.field(field), path)
+}
+
+/// Whether two objects' metadata are equal but for their finalizers and the fields the API
+/// server maintains.
+fn same_metadata(old: &Metadata<'_>, new: &Metadata<'_>) -> bool {
+    let annotations_equal =
+        old.annotations.len() == new.annotations.len()
+            && old.annotations.iter().zip(&new.annotations).all(
+                |((old_key, old), (new_key, new))| old_key == new_key && old.get() == new.get(),
+            );
+    old.name == new.name
+        && old.labels == new.labels
+        && annotations_equal
+        && raw(old.deletion_timestamp) == raw(new.deletion_timestamp)
+        && old.deletion_grace_period_seconds == new.deletion_grace_period_seconds
+        && same_fields(&old.fields, &new.fields, &MAINTAINED)
+}
+
+fn raw(value: Option<&RawValue>) -> Option<&str> {
+    value.map(RawValue::get)
+}
+
+/// Whether two lists of fields are equal, but for the fields named in `except`.
+fn same_fields(
+    old: &[(Text<'_>, &RawValue)],
+    new: &[(Text<'_>, &RawValue)],
+    except: &[&str],
+) -> bool {
+    let kept = |fields: &[(Text<'_>, &RawValue)]| {
+        fields
+            .iter()
+            .filter(|(key, _)| !except.contains(&&**key))
+            .count()
+    };
+    kept(old) == kept(new)
+        && new
+            .iter()
+            .filter(|(key, _)| !except.contains(&&**key))
+            .all(|(key, value)| {
+                old.iter()
+                    .any(|(old_key, old_value)| old_key == key && old_value.get() == value.get())
+            })
+}
+
+/// Whether two values are equal but for what is at `path` in them (`[]` steps into every item
+/// of a list); any two values when `path` is empty. A value that does not parse as the path
+/// says is not equal.
+fn same_but<'a>(old: Option<&'a RawValue>, new: Option<&'a RawValue>, path: &[&str]) -> bool {
+    let Some((step, rest)) = path.split_first() else {
+        return true;
+    };
+    let (Some(old), Some(new)) = (old, new) else {
+        return raw(old) == raw(new);
+    };
+    if *step == "[]" {
+        let items = |value: &'a RawValue| serde_json::from_str::<Vec<&RawValue>>(value.get());
+        return match (items(old), items(new)) {
+            (Ok(old), Ok(new)) => {
+                old.len() == new.len()
+                    && old
+                        .iter()
+                        .zip(&new)
+                        .all(|(o, n)| same_but(Some(o), Some(n), rest))
+            }
+            _ => false,
+        };
+    }
+    let fields =
+        |value: &'a RawValue| serde_json::from_str::<BTreeMap<Text<'a>, &RawValue>>(value.get());
+    let (Ok(old), Ok(new)) = (fields(old), fields(new)) else {
+        return false;
+    };
+    let keys_except = |fields: &BTreeMap<Text<'_>, &RawValue>| {
+        fields.keys().filter(|key| ***key != **step).count()
+    };
+    keys_except(&old) == keys_except(&new)
+        && new.iter().all(|(key, value)| {
+            **key == **step || old.get(key).is_some_and(|old| old.get() == value.get())
+        })
+        && same_but(old.get(*step).copied(), new.get(*step).copied(), rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn object(value: &Value) -> Object<'static> {
+        let text: &'static str = Box::leak(value.to_string().into_boxed_str());
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn kind(group: &'static str, kind: &'static str) -> GroupVersionKind<'static> {
+        GroupVersionKind {
+            group: Text::from(group),
+            kind: Text::from(kind),
+        }
+    }
+
+    #[test]
+    fn edit_table() {
+        let hook = json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "hook", "resourceVersion": "1", "finalizers": ["a"]},
+            "webhooks": [{"name": "a.example.com", "failurePolicy": "Fail",
+                          "clientConfig": {"service": {"name": "s", "namespace": "n"}}}]
+        });
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.example.com"},
+            "spec": {"group": "example.com", "conversion": {"strategy": "Webhook",
+                     "webhook": {"clientConfig": {"caBundle": "b2xk"}}}}
+        });
+        let api_service = json!({
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": "v1.example.com"},
+            "spec": {"group": "example.com", "caBundle": "b2xk"}
+        });
+        let webhooks = kind(
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration",
+        );
+        let mutating = kind(
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration",
+        );
+        let crds = kind("apiextensions.k8s.io", "CustomResourceDefinition");
+        let api_services = kind("apiregistration.k8s.io", "APIService");
+        let config_maps = kind("", "ConfigMap");
+        let changed = |base: &Value, edits: &[(&str, Value)]| {
+            let mut value = base.clone();
+            for (pointer, new) in edits {
+                let (parent, key) = pointer.rsplit_once('/').unwrap();
+                value.pointer_mut(parent).unwrap()[key] = new.clone();
+            }
+            value
+        };
+        use Edit::*;
+        #[rustfmt::skip]
+        let rows = [
+            // kind, stored, new, edit
+            (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["a", "finalizers.fluxcd.io"]))]), AddsFinalizers),
+            (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["a", "b", "c"])), ("/metadata/resourceVersion", json!("2"))]), AddsFinalizers),
+            (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["a", "orphan"]))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["a", "foregroundDeletion"]))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["b"]))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["a", "b"])), ("/metadata/labels", json!({"x": "y"}))]), Other),
+            (&config_maps, &hook, changed(&hook, &[("/metadata/resourceVersion", json!("2"))]), Other),
+            // a write that changes nothing else than CA bundles writes no more than an injector
+            (&webhooks, &hook, changed(&hook, &[("/metadata/resourceVersion", json!("2"))]), InjectsCa),
+            (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), InjectsCa),
+            (&mutating, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), InjectsCa),
+            (&config_maps, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3")), ("/webhooks/0/failurePolicy", json!("Ignore"))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/url", json!("https://evil.example.com"))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3")), ("/metadata/annotations", json!({"a": "b"}))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/webhooks", json!([]))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3")), ("/metadata/finalizers", json!(["a", "b"]))]), Other),
+            (&crds, &crd, changed(&crd, &[("/spec/conversion/webhook/clientConfig/caBundle", json!("bmV3")), ("/metadata/generation", json!(2))]), InjectsCa),
+            (&crds, &crd, changed(&crd, &[("/spec/conversion/webhook/clientConfig/service", json!({"name": "evil"}))]), Other),
+            (&crds, &crd, changed(&crd, &[("/spec/group", json!("evil.example.com"))]), Other),
+            (&crds, &crd, changed(&crd, &[("/spec/caBundle", json!("bmV3"))]), Other),
+            (&api_services, &api_service, changed(&api_service, &[("/spec/caBundle", json!("bmV3"))]), InjectsCa),
+            (&api_services, &api_service, changed(&api_service, &[("/spec/insecureSkipTLSVerify", json!(true))]), Other),
+            (&crds, &api_service, changed(&api_service, &[("/spec/caBundle", json!("bmV3"))]), Other),
+        ];
+        for (index, (kind, old, new, expected)) in rows.into_iter().enumerate() {
+            assert_eq!(
+                of(kind, &object(old), &object(&new)),
+                expected,
+                "row {index}: {new}"
+            );
+        }
+    }
+}
