@@ -5,10 +5,9 @@
 //! the stored and the new object (one encoder, one field order); text that differs for equal
 //! values makes the write be judged, never let through.
 
-use std::collections::BTreeMap;
-
 use serde_json::value::RawValue;
 
+use crate::lookup;
 use crate::request::{GroupVersionKind, Metadata, Object, Text};
 
 /// The finalizer that orphans an object's dependents (`metav1.FinalizerOrphanDependents`).
@@ -117,7 +116,7 @@ pub fn only(old: &Object<'_>, new: &Object<'_>, leeway: Leeway) -> bool {
     };
     same_metadata(&old.metadata, &new.metadata)
         && same_fields(&old.fields, &new.fields, &[field])
-        && same_but(old.field(field), new.field(field), path)
+        && same_but(raw(old.field(field)), raw(new.field(field)), path)
 }
 
 /// Whether two objects' metadata are equal but for their finalizers and the fields the API
@@ -162,42 +161,39 @@ fn same_fields(
             })
 }
 
-/// Whether two values are equal but for what is at `path` in them (`[]` steps into every item
-/// of a list); any two values when `path` is empty. A value that does not parse as the path
+/// Whether two JSON values are equal but for what is at `path` in them (`[]` steps into every
+/// item of a list); any two values when `path` is empty. Members are compared in the order they
+/// were sent, which the API server keeps for both objects; a value that is not what the path
 /// says is not equal.
-fn same_but<'a>(old: Option<&'a RawValue>, new: Option<&'a RawValue>, path: &[&str]) -> bool {
+fn same_but(old: Option<&str>, new: Option<&str>, path: &[&str]) -> bool {
     let Some((step, rest)) = path.split_first() else {
         return true;
     };
     let (Some(old), Some(new)) = (old, new) else {
-        return raw(old) == raw(new);
+        return old == new;
     };
     if *step == "[]" {
-        let items = |value: &'a RawValue| serde_json::from_str::<Vec<&RawValue>>(value.get());
-        return match (items(old), items(new)) {
-            (Ok(old), Ok(new)) => {
-                old.len() == new.len()
-                    && old
-                        .iter()
-                        .zip(&new)
-                        .all(|(o, n)| same_but(Some(o), Some(n), rest))
+        let (Some(mut old), Some(mut new)) = (lookup::items(old), lookup::items(new)) else {
+            return false;
+        };
+        return loop {
+            match (old.next().map(lookup::value), new.next().map(lookup::value)) {
+                (None, None) => break true,
+                (Some(o), Some(n)) if same_but(Some(o), Some(n), rest) => {}
+                _ => break false,
             }
-            _ => false,
         };
     }
-    let fields =
-        |value: &'a RawValue| serde_json::from_str::<BTreeMap<Text<'a>, &RawValue>>(value.get());
-    let (Ok(old), Ok(new)) = (fields(old), fields(new)) else {
-        return false;
-    };
-    let keys_except = |fields: &BTreeMap<Text<'_>, &RawValue>| {
-        fields.keys().filter(|key| ***key != **step).count()
-    };
-    keys_except(&old) == keys_except(&new)
-        && new.iter().all(|(key, value)| {
-            **key == **step || old.get(key).is_some_and(|old| old.get() == value.get())
-        })
-        && same_but(old.get(*step).copied(), new.get(*step).copied(), rest)
+    let is_step = |name: &str| name.get(1..name.len() - 1) == Some(*step);
+    let others =
+        |object| lookup::members(object).map(|members| members.filter(|(name, _)| !is_step(name)));
+    let at_step = |object| lookup::field(object, step).flatten().map(lookup::value);
+    match (others(old), others(new)) {
+        (Some(old_others), Some(new_others)) => {
+            old_others.eq(new_others) && same_but(at_step(old), at_step(new), rest)
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

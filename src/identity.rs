@@ -73,14 +73,12 @@ pub enum Access {
     InjectCa,
 }
 
-/// The owners a requester acts for, and those it only writes for: owner patterns, templates
-/// filled in.
+/// The owners a requester acts for, and those it holds a lesser access for (`Write`, `Derive`,
+/// `InjectCA`): owner patterns, templates filled in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Acting {
-    owners: Vec<OwnerPattern>,
-    writes_for: Vec<OwnerPattern>,
-    derives_for: Vec<OwnerPattern>,
-    injects_ca_for: Vec<OwnerPattern>,
+    /// Each owner pattern with the access an identity gives for it; sorted, each once.
+    patterns: Vec<(Access, OwnerPattern)>,
 }
 
 /// An owner pattern with its templates filled in: the literal runs between its `*` wildcards.
@@ -96,70 +94,54 @@ impl Acting {
         let account = service_account(&user.username);
         // Sorted and each once, as messages list them; kept sorted as they come (a sort would
         // cost the module 4 KB).
-        let owners = |access: Access| {
-            let mut owners: Vec<OwnerPattern> = Vec::new();
-            let patterns = identities
-                .iter()
-                .filter(|identity| identity.access == access && binds(identity, user))
-                .flat_map(|identity| &identity.owners)
-                .filter_map(|pattern| expand(pattern, account));
-            for pattern in patterns {
-                if let Err(at) = owners.binary_search(&pattern) {
-                    owners.insert(at, pattern);
-                }
+        let mut patterns = Vec::new();
+        let bound = identities
+            .iter()
+            .filter(|identity| binds(identity, user))
+            .flat_map(|identity| identity.owners.iter().map(|owner| (identity.access, owner)))
+            .filter_map(|(access, pattern)| Some((access, expand(pattern, account)?)));
+        for pattern in bound {
+            if let Err(at) = patterns.binary_search(&pattern) {
+                patterns.insert(at, pattern);
             }
-            owners
-        };
-        Acting {
-            owners: owners(Access::Own),
-            writes_for: owners(Access::Write),
-            derives_for: owners(Access::Derive),
-            injects_ca_for: owners(Access::InjectCa),
         }
+        Acting { patterns }
     }
 
     /// Whether the requester acts for the owner with this id.
     pub fn acts_for(&self, owner: &str) -> bool {
-        matches_any(&self.owners, owner)
+        self.holds(Access::Own, owner)
     }
 
-    /// Whether the requester may write what the owner with this id owns: it acts for it, or
-    /// an identity with `access: Write` binds it to it.
-    pub fn writes_for(&self, owner: &str) -> bool {
-        self.acts_for(owner) || matches_any(&self.writes_for, owner)
-    }
-
-    /// Whether the requester may derive for the owner with this id ([`Access::Derive`]): it
-    /// acts for it, or an identity with `access: Derive` binds it to it.
-    pub fn derives_for(&self, owner: &str) -> bool {
-        self.acts_for(owner) || matches_any(&self.derives_for, owner)
-    }
-
-    /// Whether the requester may write CA bundles into what the owner with this id owns
-    /// ([`Access::InjectCa`]): it writes for it, or an identity with `access: InjectCA` binds
-    /// it to it.
-    pub fn injects_ca_for(&self, owner: &str) -> bool {
-        self.writes_for(owner) || matches_any(&self.injects_ca_for, owner)
-    }
-
-    /// Whether the requester holds `access` for the owner with this id: one of its identities
-    /// binds it to the owner with that access, or with `Own`.
+    /// Whether the requester holds `access` for the owner with this id: an identity binds it to
+    /// the owner with that access, or with one that includes it (`Own` all, `Write` `InjectCA`).
     pub fn holds(&self, access: Access, owner: &str) -> bool {
-        match access {
-            Access::Own => self.acts_for(owner),
-            Access::Write => self.writes_for(owner),
-            Access::Derive => self.derives_for(owner),
-            Access::InjectCa => self.injects_ca_for(owner),
-        }
+        self.patterns.iter().any(|(level, pattern)| {
+            let includes = match level {
+                Access::Own => true,
+                Access::Write => matches!(access, Access::Write | Access::InjectCa),
+                _ => *level == access,
+            };
+            includes && matches_literals(&pattern.literals, owner)
+        })
+    }
+
+    /// The owner patterns bound with `access`.
+    fn bound(&self, access: Access) -> impl Iterator<Item = &OwnerPattern> {
+        self.patterns
+            .iter()
+            .filter(move |(level, _)| *level == access)
+            .map(|(_, pattern)| pattern)
     }
 
     /// The one concrete owner the requester acts for, if it acts for exactly one and no pattern.
     pub fn single_owner(&self) -> Option<&str> {
-        match self.owners.as_slice() {
-            [OwnerPattern { literals }] => match literals.as_slice() {
-                [owner] => Some(owner),
-                _ => None,
-            },
+        let mut owners = self.bound(Access::Own);
+        match (
+            owners.next().map(|owner| owner.literals.as_slice()),
+            owners.next(),
+        ) {
+            (Some([owner]), None) => Some(owner),
             _ => None,
         }
     }
@@ -170,35 +152,25 @@ impl fmt::Display for Acting {
     /// it only writes for, `and derives for` those it only derives for, and `and injects CA for`
     /// those it only injects CA bundles for, if any.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn list(f: &mut fmt::Formatter<'_>, owners: &[OwnerPattern]) -> fmt::Result {
-            if owners.is_empty() {
-                return f.write_str("none");
+        for (access, what) in [
+            (Access::Own, ""),
+            (Access::Write, " and writes for "),
+            (Access::Derive, " and derives for "),
+            (Access::InjectCa, " and injects CA for "),
+        ] {
+            let mut owners = self.bound(access).peekable();
+            match (owners.peek(), access) {
+                (None, Access::Own) => f.write_str("none")?,
+                (None, _) => continue,
+                (Some(_), _) => f.write_str(what)?,
             }
-            for (index, owner) in owners.iter().enumerate() {
+            for (index, owner) in owners.enumerate() {
                 let separator = if index == 0 { "" } else { ", " };
                 write!(f, "{separator}{:?}", owner.literals.join("*"))?;
-            }
-            Ok(())
-        }
-        list(f, &self.owners)?;
-        for (what, owners) in [
-            (" and writes for ", &self.writes_for),
-            (" and derives for ", &self.derives_for),
-            (" and injects CA for ", &self.injects_ca_for),
-        ] {
-            if !owners.is_empty() {
-                f.write_str(what)?;
-                list(f, owners)?;
             }
         }
         Ok(())
     }
-}
-
-fn matches_any(patterns: &[OwnerPattern], owner: &str) -> bool {
-    patterns
-        .iter()
-        .any(|pattern| matches_literals(&pattern.literals, owner))
 }
 
 /// Whether an identity binds the requester, by user name or by one of its groups.
@@ -405,9 +377,9 @@ mod tests {
             ),
             &identities,
         );
-        assert!(cainjector.writes_for("ClusterExtension.cert-manager"));
+        assert!(cainjector.holds(Access::Write, "ClusterExtension.cert-manager"));
         assert!(!cainjector.acts_for("ClusterExtension.cert-manager"));
-        assert!(!cainjector.writes_for("ClusterExtension.argocd"));
+        assert!(!cainjector.holds(Access::Write, "ClusterExtension.argocd"));
         assert_eq!(cainjector.single_owner(), None);
         assert_eq!(
             cainjector.to_string(),
@@ -415,15 +387,14 @@ mod tests {
         );
         let controller = Acting::of(&user("olm", &["olm-controllers"]), &identities);
         assert!(controller.acts_for("ClusterExtension.cert-manager"));
-        assert!(controller.writes_for("ClusterExtension.cert-manager"));
+        assert!(controller.holds(Access::Write, "ClusterExtension.cert-manager"));
     }
 
     #[test]
     fn filled_in_values_are_literal() {
         let pattern = expand("ClusterExtension.${name}", Some(("ns", "a*"))).unwrap();
         let acting = Acting {
-            owners: vec![pattern],
-            ..Acting::default()
+            patterns: vec![(Access::Own, pattern)],
         };
         assert!(acting.acts_for("ClusterExtension.a*"));
         assert!(!acting.acts_for("ClusterExtension.a-b"));

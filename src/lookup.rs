@@ -75,6 +75,36 @@ pub(crate) fn items(array: &str) -> Option<impl Iterator<Item = &str>> {
     }))
 }
 
+/// The members of the JSON object `object` (valid JSON), in order: each key, quoted as written,
+/// and the text of its value; none for `null`, `None` when `object` is neither.
+pub(crate) fn members(object: &str) -> Option<impl Iterator<Item = (&str, &str)>> {
+    let text = object.as_bytes();
+    let mut at = blank(text, 0);
+    match text.get(at) {
+        Some(b'{') => at += 1,
+        Some(b'n') => at = text.len(),
+        _ => return None,
+    }
+    Some(std::iter::from_fn(move || {
+        at = blank(text, at);
+        if text.get(at) != Some(&b'"') {
+            return None;
+        }
+        let name = object.get(at..value_end(text, at))?;
+        // Past the name, the blanks and the colon.
+        at = blank(text, blank(text, at + name.len()) + 1);
+        let value = value(object.get(at..)?);
+        // Past the value, and its comma or the closing brace.
+        at = blank(text, at + value.len()) + 1;
+        Some((name, value))
+    }))
+}
+
+/// The text of the JSON value `text` starts with, without what follows it.
+pub(crate) fn value(text: &str) -> &str {
+    text.get(..value_end(text.as_bytes(), 0)).unwrap_or(text)
+}
+
 /// The offset after the value that starts at `at`; past the end of `text` when the value runs
 /// over it.
 fn value_end(text: &[u8], mut at: usize) -> usize {
@@ -131,6 +161,27 @@ mod tests {
                 assert!(cut.ends_with(value), "{cut}");
             }
         }
+    }
+
+    #[test]
+    fn members_are_each_key_as_written_and_its_value() {
+        let object = r#" { "a" : [1, {"}": "]"}], "b\"": "x\\\"", "n": null, "t": true } "#;
+        let found: Vec<_> = members(object).expect("an object").collect();
+        let expected = [
+            (r#""a""#, r#"[1, {"}": "]"}]"#),
+            (r#""b\"""#, r#""x\\\"""#),
+            (r#""n""#, "null"),
+            (r#""t""#, "true"),
+        ];
+        assert_eq!(found, expected);
+        assert_eq!(members("{}").map(Iterator::count), Some(0));
+        assert_eq!(members("null").map(Iterator::count), Some(0));
+        assert!(members("[]").is_none());
+        let found: Vec<_> = items(r#"[{"a": 1}, "x" , 2]"#)
+            .unwrap()
+            .map(value)
+            .collect();
+        assert_eq!(found, [r#"{"a": 1}"#, r#""x""#, "2"]);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn rule<'a>(
     if allows(|level| acting.holds(level, &id), act, inherited) {
         return None;
     }
-    let standing = match acting.writes_for(&id) {
+    let standing = match acting.holds(Access::Write, &id) {
         true => Standing::WritesOnly,
         false => Standing::ActsFor(acting.clone()),
     };
