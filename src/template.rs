@@ -12,6 +12,10 @@
 //! | StatefulSet | `spec.volumeClaimTemplates[*]` | PersistentVolumeClaims, by the statefulset controller |
 //! | CronJob (`batch`) | `spec.jobTemplate`, `spec.jobTemplate.spec.template` | Jobs, by the cronjob controller, then their Pods |
 //! | Pod | `spec.volumes[*].ephemeral.volumeClaimTemplate` | PersistentVolumeClaims, by the ephemeral-volume controller |
+//! | ResourceClaimTemplate (`resource.k8s.io`) | `spec` (its `metadata`) | ResourceClaims of the Pods that name it, by the resource-claim controller (`handleClaim` in `pkg/controller/resourceclaim/controller.go`: `Labels: template.Spec.ObjectMeta.Labels`, and before v1beta1 its annotations too) |
+//!
+//! The other controllers that copy metadata copy an object's own labels (the endpoints and
+//! endpoint-slice controllers a Service's), which are judged on that object.
 //!
 //! Templates live in `spec`, which no status subresource persists (`PrepareForUpdate` of each
 //! kind's status strategy keeps the stored `spec`), so they are read on writes of the object
@@ -51,7 +55,7 @@ pub type Workloads = (
 );
 
 /// Every template the policy reads; a kind may have places in several entries.
-pub const TEMPLATES: [Workloads; 4] = [
+pub const TEMPLATES: [Workloads; 5] = [
     (
         &[
             (
@@ -87,6 +91,10 @@ pub const TEMPLATES: [Workloads; 4] = [
             template: &["ephemeral", "volumeClaimTemplate"],
             name: &["name"],
         }],
+    ),
+    (
+        &[("resource.k8s.io", &["ResourceClaimTemplate"])],
+        &[Place::One(&["spec"])],
     ),
 ];
 

@@ -184,6 +184,7 @@ fn write(
         "replicasets" => "ReplicaSet",
         "endpointslices" => "EndpointSlice",
         "configmaps" => "ConfigMap",
+        "resourceclaimtemplates" => "ResourceClaimTemplate",
         other => panic!("no kind for {other}"),
     };
     json!({
@@ -271,6 +272,10 @@ fn a_mark_in_a_template_is_a_claim_by_whoever_writes_the_template() {
         json!({"metadata": {"name": "x", "labels": labels},
                "spec": {"replicas": 1, "template": {"metadata": {"labels": template}}}})
     };
+    let claim_template = |labels: Value| {
+        json!({"metadata": {"name": "x"},
+               "spec": {"metadata": {"labels": labels}, "spec": {"devices": {"requests": []}}}})
+    };
     let op = |id: &str| json!({"app": "web", "camel.apache.org/operator.id": id});
     let settings = camel_k(json!({}));
     let operator_1 = (OPERATOR_1, &["system:serviceaccounts"][..]);
@@ -285,6 +290,10 @@ fn a_mark_in_a_template_is_a_claim_by_whoever_writes_the_template() {
         (write("UPDATE", ALICE, "deployments.apps", deployment(json!({}), op("operator-2")), deployment(json!({"x": "y"}), op("operator-2"))), Outcome::Allow),
         // a status write persists no spec
         (write("UPDATE", ALICE, "deployments.apps/status", deployment(json!({}), json!({})), deployment(json!({}), op("operator-2"))), Outcome::Allow),
+        // the resource-claim controller copies a ResourceClaimTemplate's spec.metadata
+        (write("CREATE", ALICE, "resourceclaimtemplates.resource.k8s.io", Value::Null, claim_template(op("operator-2"))), Outcome::Deny(vec![
+            r#"label camel.apache.org/operator.id in spec: identity from none to "operator-2""#.to_owned()])),
+        (write("CREATE", operator_1, "resourceclaimtemplates.resource.k8s.io", Value::Null, claim_template(op("operator-1"))), Outcome::Allow),
     ];
     for (request, expected) in rows {
         assert_eq!(decide(&request, &settings), expected, "{request}");
