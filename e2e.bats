@@ -33,7 +33,7 @@ evaluate() {
 request() {
     local file="$BATS_TEST_TMPDIR/request-$RANDOM.json"
     jq -n --arg group "$1" --arg kind "$2" --arg ns "$3" --arg op "$4" \
-        --argjson old "$5" --argjson new "$6" --arg user "${7:-kubernetes-admin}" '
+        --argjson old "$5" --argjson new "$6" --arg user "${7:-kubernetes-admin}" "$GROUPS_JQ"'
         def in_namespace: if $ns == "" then . else . + {namespace: $ns} end;
         def annotation: test("^(camel[.]apache[.]org/operator[.]id|meta[.]helm[.]sh/.*|argocd[.]argoproj[.]io/tracking-id|single-owner-policy[.]io/offer)$");
         def side($marks): if $marks == null then null else {
@@ -45,11 +45,19 @@ request() {
             uid: "e2e", kind: {group: $group, version: "v1", kind: $kind},
             resource: {group: $group, version: "v1", resource: ($kind | ascii_downcase + "s")},
             name: "x", operation: $op,
-            userInfo: {username: $user, groups: ["system:authenticated"]},
+            userInfo: {username: $user, groups: groups_of($user)},
             object: side($new), oldObject: side($old)
         } | in_namespace' >"$file"
     echo "$file"
 }
+
+# The groups the API server gives a user: a service account's (MakeGroupNames), a node's, and
+# every authenticated user's; the policy takes such a name only with its groups.
+GROUPS_JQ='def groups_of($user):
+    if $user | startswith("system:serviceaccount:") then
+        ["system:serviceaccounts", "system:serviceaccounts:\($user | split(":")[2])"]
+    elif $user | startswith("system:node:") then ["system:nodes"]
+    else [] end + ["system:authenticated"];'
 
 # The JSON patch of a mutating response, decoded.
 patch() {
@@ -322,14 +330,14 @@ requester() {
 marked() {
     local file="$BATS_TEST_TMPDIR/marked-$RANDOM.json"
     jq --argjson first "$(nth_mark "$1" 1)" --argjson second "$(nth_mark "$1" 2)" --arg ns team-a \
-        --arg user "$(requester "$1")" --arg old "$2" --arg new "$3" "$MARKS_JQ"'
+        --arg user "$(requester "$1")" --arg old "$2" --arg new "$3" "$MARKS_JQ$GROUPS_JQ"'
         def apply($words): reduce ($words | split(" ")[]) as $word (.;
               if $word == "a" or $word == "b" then mark($first; $word)
               elif $word == "other-b" then mark($second; "b")
               elif $word == "offer-b" then .annotations["single-owner-policy.io/offer"] = offer($first; "a"; $first)
               elif $word == "offer-other-b" then .annotations["single-owner-policy.io/offer"] = offer($first; "a"; $second)
               else . end);
-          .userInfo.username = $user
+          .userInfo = {username: $user, groups: groups_of($user)}
           | .oldObject.metadata |= apply($old) | .object.metadata |= apply($new)' \
         test_data/marks/deployment-update.json >"$file"
     echo "$file"
@@ -426,7 +434,7 @@ marked() {
 status_write() {
     local file="$BATS_TEST_TMPDIR/status-$RANDOM.json"
     jq --arg user "${3:-kubernetes-admin}" \
-        "$2 | .userInfo = {username: \$user, groups: [\"system:authenticated\"]}" \
+        "$GROUPS_JQ $2 | .userInfo = {username: \$user, groups: groups_of(\$user)}" \
         "test_data/$1" >"$file"
     echo "$file"
 }
@@ -446,7 +454,7 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
     evaluate '{"orphaning": "Deny"}' "$(status_write pod-status-update-by-kubelet.json "$ORPHAN")"
     denied 'label appID: orphaning denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from "ClusterExtension.cert-manager" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
     evaluate examples/helm-accounts/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN")"
-    denied 'label appID: identity denied for Namespace cert-manager (subresource status) from "ClusterExtension.cert-manager" to none: user kubernetes-admin only writes for "ClusterExtension.cert-manager" (access: Write); only a requester acting for an owner may remove it'
+    denied 'label appID: identity denied for Namespace cert-manager (subresource status) from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
     evaluate examples/helm-accounts/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN" system:serviceaccount:helm-releases:cert-manager)"
     allowed
 }
@@ -754,7 +762,7 @@ EOF
 # an offer X is operator-1's offer to X.
 handoff() {
     local file="$BATS_TEST_TMPDIR/handoff-$RANDOM.json"
-    jq -n --arg user "$1" --arg old "$2" --arg old_offer "$3" --arg new "$4" --arg new_offer "$5" '
+    jq -n --arg user "$1" --arg old "$2" --arg old_offer "$3" --arg new "$4" --arg new_offer "$5" "$GROUPS_JQ"'
         def side($owner; $offer): {apiVersion: "camel.apache.org/v1", kind: "Integration",
             metadata: {name: "orders-route", namespace: "shop",
             annotations: ((if $owner == "" then {} else {"camel.apache.org/operator.id": $owner} end)
@@ -763,7 +771,7 @@ handoff() {
         {uid: "h", kind: {group: "camel.apache.org", version: "v1", kind: "Integration"},
          resource: {group: "camel.apache.org", version: "v1", resource: "integrations"},
          operation: "UPDATE", namespace: "shop", name: "orders-route",
-         userInfo: {username: $user, groups: ["system:serviceaccounts"]},
+         userInfo: {username: $user, groups: groups_of($user)},
          object: side($new; $new_offer), oldObject: side($old; $old_offer)}' >"$file"
     echo "$file"
 }

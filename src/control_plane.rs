@@ -31,6 +31,7 @@ mod upstream;
 use serde::Deserialize;
 
 use crate::dns::{is_dns_label, is_dns_subdomain};
+use crate::identity;
 use crate::request::{AdmissionRequest, Object, Operation};
 
 /// The user name prefix of the service accounts in kube-system.
@@ -41,10 +42,8 @@ pub const KUBE_SYSTEM_GROUP: &str = "system:serviceaccounts:kube-system";
 pub const CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
 /// The scheduler's user.
 pub const SCHEDULER: &str = "system:kube-scheduler";
-/// The user name prefix of kubelets.
-pub const NODE_PREFIX: &str = "system:node:";
-/// The group of kubelets.
-pub const NODES_GROUP: &str = "system:nodes";
+/// The user name prefix of kubelets, and their group.
+pub use crate::identity::{NODE_PREFIX, NODES_GROUP};
 
 /// A writer the settings add to the trusted control plane, such as a distribution's controller.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -220,8 +219,10 @@ impl Writer<'_> {
                 user.username.strip_prefix(KUBE_SYSTEM_PREFIX) == Some(account)
                     && in_group(KUBE_SYSTEM_GROUP)
             }
-            Writer::User(name) => *user.username == *name,
-            Writer::Users(pattern) => crate::identity::matches(pattern, &user.username),
+            Writer::User(name) => *user.username == *name && identity::vouched(user),
+            Writer::Users(pattern) => {
+                identity::matches(pattern, &user.username) && identity::vouched(user)
+            }
             Writer::Node => {
                 user.username
                     .strip_prefix(NODE_PREFIX)
@@ -229,6 +230,28 @@ impl Writer<'_> {
                     && in_group(NODES_GROUP)
             }
         }
+    }
+}
+
+/// The groups a requester whose name `pattern` (`*` wildcards) matches must carry for the
+/// policy to take the name as given ([`identity::vouched`]): a service account's, its namespace
+/// named literally, and a node's; none for other names. `None` when they depend on what a `*`
+/// stands for (`system:serviceaccount:openshift-*:service-ca`, `system:*`).
+pub fn vouching_groups(pattern: &str) -> Option<Vec<String>> {
+    let literal = pattern.split('*').next().unwrap_or_default();
+    let account = identity::SERVICE_ACCOUNT_PREFIX;
+    if let Some(rest) = literal.strip_prefix(account) {
+        let (namespace, _) = rest.split_once(':')?;
+        let group = identity::SERVICE_ACCOUNTS_GROUP;
+        return Some(vec![group.to_owned(), format!("{group}:{namespace}")]);
+    }
+    if literal.starts_with(NODE_PREFIX) {
+        return Some(vec![NODES_GROUP.to_owned()]);
+    }
+    let reaches = |prefix: &str| prefix.starts_with(literal) && literal.len() < pattern.len();
+    match reaches(account) || reaches(NODE_PREFIX) {
+        true => None,
+        false => Some(Vec::new()),
     }
 }
 

@@ -20,7 +20,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use crate::dns::{is_dns_label, is_dns_subdomain};
-use crate::request::UserInfo;
+use crate::request::{Text, UserInfo};
 
 /// The template for the requesting service account's namespace.
 pub const NAMESPACE_TEMPLATE: &str = "${namespace}";
@@ -31,6 +31,37 @@ pub const TEMPLATES: [&str; 2] = [NAMESPACE_TEMPLATE, NAME_TEMPLATE];
 
 /// The user name prefix of Kubernetes service accounts.
 pub const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
+/// The group of every service account's requests; `system:serviceaccounts:<namespace>` is its
+/// namespace's (`MakeGroupNames` in `pkg/serviceaccount/util.go`).
+pub const SERVICE_ACCOUNTS_GROUP: &str = "system:serviceaccounts";
+/// The user name prefix of nodes (`system:node:<name>`).
+pub const NODE_PREFIX: &str = "system:node:";
+/// The group of every node's requests, which the node authorizer requires.
+pub const NODES_GROUP: &str = "system:nodes";
+
+/// Whether the requester's groups vouch for its name: one shaped like a service account's
+/// (`system:serviceaccount:<ns>:<name>`) comes with `system:serviceaccounts` and
+/// `system:serviceaccounts:<ns>`, which Kubernetes' service-account authenticator and its
+/// impersonation filter add (`impersonation.go` in `k8s.io/apiserver`); one shaped like a
+/// node's with `system:nodes`. Another authenticator — a client certificate, an authenticating
+/// proxy — may present such a name without them: it is then neither, and no user pattern names
+/// it, in `identities` or `trustedWriters`.
+pub fn vouched(user: &UserInfo<'_>) -> bool {
+    let in_group = |group: &str| user.groups.iter().any(|g| **g == *group);
+    if let Some(account) = user.username.strip_prefix(SERVICE_ACCOUNT_PREFIX) {
+        let namespace = account
+            .split_once(':')
+            .map_or(account, |(namespace, _)| namespace);
+        let of_namespace = |group: &&Text<'_>| {
+            group
+                .strip_prefix(SERVICE_ACCOUNTS_GROUP)
+                .and_then(|rest| rest.strip_prefix(':'))
+                == Some(namespace)
+        };
+        return in_group(SERVICE_ACCOUNTS_GROUP) && user.groups.iter().any(|g| of_namespace(&g));
+    }
+    !user.username.starts_with(NODE_PREFIX) || in_group(NODES_GROUP)
+}
 
 /// Requesters bound to the owners they act for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -91,7 +122,7 @@ struct OwnerPattern {
 impl Acting {
     /// The owners `user` acts for under `identities`.
     pub fn of(user: &UserInfo<'_>, identities: &[Identity]) -> Acting {
-        let account = service_account(&user.username);
+        let account = service_account(&user.username).filter(|_| vouched(user));
         // Sorted and each once, as messages list them; kept sorted as they come (a sort would
         // cost the module 4 KB).
         let mut patterns = Vec::new();
@@ -173,12 +204,11 @@ impl fmt::Display for Acting {
     }
 }
 
-/// Whether an identity binds the requester, by user name or by one of its groups.
+/// Whether an identity binds the requester, by user name (one its groups vouch for) or by one
+/// of its groups.
 fn binds(identity: &Identity, user: &UserInfo<'_>) -> bool {
-    identity
-        .users
-        .iter()
-        .any(|pattern| matches(pattern, &user.username))
+    let named = || (identity.users.iter()).any(|pattern| matches(pattern, &user.username));
+    (named() && vouched(user))
         || identity
             .groups
             .iter()
@@ -252,6 +282,14 @@ mod tests {
         }
     }
 
+    const SA_GROUP: &str = SERVICE_ACCOUNTS_GROUP;
+
+    /// The groups the API server gives a service account of `namespace`, leaked for `&str`.
+    fn sa(namespace: &str) -> [&'static str; 2] {
+        let group = format!("{SA_GROUP}:{namespace}");
+        [SA_GROUP, Box::leak(group.into_boxed_str())]
+    }
+
     fn identity(owners: &[&str], users: &[&str], groups: &[&str]) -> Identity {
         let strings = |list: &[&str]| list.iter().map(|&s| s.to_owned()).collect();
         Identity {
@@ -259,6 +297,45 @@ mod tests {
             users: strings(users),
             groups: strings(groups),
             access: Access::Own,
+        }
+    }
+
+    /// A name shaped like a service account's or a node's is one only with the groups the API
+    /// server gives it; and then an identity naming it binds it, templates filled.
+    #[test]
+    fn names_are_taken_only_with_their_groups() {
+        const SA: &str = "system:serviceaccount:ci:deployer";
+        const ALL: &str = "system:serviceaccounts";
+        #[rustfmt::skip]
+        let rows: [(&str, &[&str], bool); 8] = [
+            (SA,                   &[ALL, "system:serviceaccounts:ci"], true),
+            (SA,                   &["system:serviceaccounts:ci"],      false),
+            (SA,                   &[ALL],                              false),
+            (SA,                   &[ALL, "system:serviceaccounts:cd"], false),
+            ("system:node:n1",     &["system:nodes"],                   true),
+            ("system:node:n1",     &["system:authenticated"],           false),
+            ("alice",              &[],                                 true),
+            ("system:kube-scheduler", &[],                              true),
+        ];
+        let identities = [
+            identity(&["ClusterExtension.a"], &[SA, "system:node:*"], &[]),
+            identity(&["Extension.${namespace}.*"], &[], &[ALL]),
+        ];
+        for (name, groups, vouched_for) in rows {
+            let user = user(name, groups);
+            assert_eq!(vouched(&user), vouched_for, "{name} {groups:?}");
+            let acting = Acting::of(&user, &identities);
+            let named = name == SA || name.starts_with("system:node:");
+            assert_eq!(
+                acting.acts_for("ClusterExtension.a"),
+                named && vouched_for,
+                "{name} {groups:?}"
+            );
+            assert_eq!(
+                acting.acts_for("Extension.ci.x"),
+                name == SA && vouched_for,
+                "{name} {groups:?}"
+            );
         }
     }
 
@@ -311,11 +388,11 @@ mod tests {
         ];
         #[rustfmt::skip]
         let rows: [(UserInfo, &str, Option<&str>); 6] = [
-            (user("system:serviceaccount:cert-manager:installer", &[]),
+            (user("system:serviceaccount:cert-manager:installer", &sa("cert-manager")),
              r#""ClusterExtension.cert-manager", "Extension.cert-manager.*""#, None),
-            (user("system:serviceaccount:olmv1-system:operator-controller", &[]), r#""ClusterExtension.*""#, None),
-            (user("system:serviceaccount:team-a:installer", &["system:serviceaccounts"]), r#""Extension.team-a.*""#, None),
-            (user("system:serviceaccount:olmv1:argocd", &["olmv1-installers"]), r#""ClusterExtension.argocd""#, Some("ClusterExtension.argocd")),
+            (user("system:serviceaccount:olmv1-system:operator-controller", &sa("olmv1-system")), r#""ClusterExtension.*""#, None),
+            (user("system:serviceaccount:team-a:installer", &sa("team-a")), r#""Extension.team-a.*""#, None),
+            (user("system:serviceaccount:olmv1:argocd", &["olmv1-installers", SA_GROUP, "system:serviceaccounts:olmv1"]), r#""ClusterExtension.argocd""#, Some("ClusterExtension.argocd")),
             // templates bind service accounts only
             (user("alice", &["olmv1-installers", "camel-k-operators"]), r#""operator-1""#, Some("operator-1")),
             (user("bob", &["system:authenticated"]), "none", None),
@@ -326,7 +403,7 @@ mod tests {
             assert_eq!(got.single_owner(), single, "{}", &*user.username);
         }
         let installer = Acting::of(
-            &user("system:serviceaccount:team-a:installer", &[]),
+            &user("system:serviceaccount:team-a:installer", &sa("team-a")),
             &identities,
         );
         assert!(installer.acts_for("Extension.team-a.argocd"));
@@ -373,7 +450,10 @@ mod tests {
         let cainjector = Acting::of(
             &user(
                 "system:serviceaccount:cert-manager:cert-manager-cainjector",
-                &[],
+                &[
+                    "system:serviceaccounts",
+                    "system:serviceaccounts:cert-manager",
+                ],
             ),
             &identities,
         );
@@ -410,14 +490,18 @@ mod tests {
             &["system:serviceaccount:helm-releases:*"],
             &[],
         )];
+        let groups = [
+            "system:serviceaccounts",
+            "system:serviceaccounts:helm-releases",
+        ];
         let impostor = Acting::of(
-            &user("system:serviceaccount:helm-releases:*", &[]),
+            &user("system:serviceaccount:helm-releases:*", &groups),
             &identities,
         );
         assert_eq!(impostor.to_string(), "none");
         assert!(!impostor.acts_for("ClusterExtension.cert-manager"));
         let release = Acting::of(
-            &user("system:serviceaccount:helm-releases:cert-manager", &[]),
+            &user("system:serviceaccount:helm-releases:cert-manager", &groups),
             &identities,
         );
         assert_eq!(release.to_string(), r#""ClusterExtension.cert-manager""#);

@@ -120,7 +120,7 @@ fn integration(operation: &str, user: &str, old: Value, new: Value) -> Value {
     json!({
         "kind": {"group": "camel.apache.org", "version": "v1", "kind": "Integration"},
         "operation": operation, "namespace": "shop", "name": "orders",
-        "userInfo": {"username": user},
+        "userInfo": {"username": user, "groups": common::groups_of(user)},
         "oldObject": side(old), "object": side(new),
     })
 }
@@ -262,8 +262,20 @@ fn the_control_plane_is_trusted_with_what_it_writes_and_nothing_else() {
     assert_eq!(decide(&owned_map, &k3s), Outcome::Allow);
     let relabel = write("UPDATE", k3s_user, "configmaps", a.clone(), b.clone());
     assert_eq!(rules(&relabel, &k3s), [OwnerChange]);
-    let pod = write("DELETE", k3s_user, "pods", a, Value::Null);
+    let pod = write("DELETE", k3s_user, "pods", a.clone(), Value::Null);
     assert_eq!(rules(&pod, &k3s), [OwnerWrites]);
+    // A service account's name is taken only with the groups the API server gives it.
+    let cleaner = "system:serviceaccount:ops:cleaner";
+    let ops = camel_k(json!({"writes": "Owner", "trustedWriters": [
+        {"users": [cleaner], "resources": ["configmaps"], "operations": ["DELETE"]}]}));
+    let as_sent = (
+        cleaner,
+        &["system:serviceaccounts", "system:serviceaccounts:ops"][..],
+    );
+    let certificate = (cleaner, &["system:authenticated"][..]);
+    let delete = |user| write("DELETE", user, "configmaps", a.clone(), Value::Null);
+    assert_eq!(decide(&delete(as_sent), &ops), Outcome::Allow);
+    assert_eq!(rules(&delete(certificate), &ops), [OwnerWrites]);
 }
 
 #[test]
@@ -278,7 +290,10 @@ fn a_mark_in_a_template_is_a_claim_by_whoever_writes_the_template() {
     };
     let op = |id: &str| json!({"app": "web", "camel.apache.org/operator.id": id});
     let settings = camel_k(json!({}));
-    let operator_1 = (OPERATOR_1, &["system:serviceaccounts"][..]);
+    let operator_1 = (
+        OPERATOR_1,
+        &["system:serviceaccounts", "system:serviceaccounts:camel-k"][..],
+    );
     #[rustfmt::skip]
     let rows = [
         (write("CREATE", operator_1, "deployments.apps", Value::Null, deployment(op("operator-1"), op("operator-1"))), Outcome::Allow),
@@ -588,7 +603,7 @@ fn only_what_the_audit_scanner_sends_is_an_audit_replay() {
     let requesters = [
         (json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]}), false),
         (json!({"username": "alice"}), false),
-        (json!({"username": OPERATOR_1}), true),
+        (json!({"username": OPERATOR_1, "groups": common::groups_of(OPERATOR_1)}), true),
         (json!({"username": "", "groups": ["system:authenticated"]}), false),
         (json!({}), false),
     ];

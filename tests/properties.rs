@@ -1907,6 +1907,23 @@ impl Case {
     /// beyond those the API server gives it: every identity and exemption that names the case's
     /// requester names `user` instead, and those that named `user` are dropped, so that
     /// identities and exemptions see the two requesters alike.
+    /// This case, where identities name the requester only if `user` in `groups` could be named:
+    /// a name shaped like a service account's or a node's binds nothing without its groups, so
+    /// a person compared with it must be bound by name to nothing either.
+    fn named_only_if_vouched(self, user: &str, groups: &[String]) -> Case {
+        if oracle::vouched(user, groups) {
+            return self;
+        }
+        let mut case = self;
+        let old = case.admission.user.clone();
+        for identity in &mut case.settings.identities {
+            for name in identity.users.iter_mut().filter(|name| **name == old) {
+                *name = "someone-else".to_owned();
+            }
+        }
+        case
+    }
+
     fn with_requester(&self, user: &str, groups: &[String]) -> Case {
         let mut case = self.clone();
         let old = self.admission.user.as_str();
@@ -2356,10 +2373,23 @@ mod oracle {
         matched[text.len()]
     }
 
-    /// Whether an identity binds the requester: a user pattern matches its name, or a group
-    /// pattern one of its groups.
+    /// Whether the requester's groups vouch for its name: one shaped like a service account's
+    /// comes with `system:serviceaccounts` and `system:serviceaccounts:<namespace>`, one shaped
+    /// like a node's with `system:nodes`.
+    pub fn vouched(user: &str, groups: &[String]) -> bool {
+        let has = |group: &str| groups.iter().any(|g| g == group);
+        if let Some(account) = user.strip_prefix("system:serviceaccount:") {
+            let namespace = account.split(':').next().unwrap_or_default();
+            return has("system:serviceaccounts")
+                && has(&format!("system:serviceaccounts:{namespace}"));
+        }
+        !user.starts_with("system:node:") || has("system:nodes")
+    }
+
+    /// Whether an identity binds the requester: a user pattern matches its name (one its
+    /// groups vouch for), or a group pattern one of its groups.
     pub fn binds(identity: &Identity, user: &str, groups: &[String]) -> bool {
-        identity.users.iter().any(|pattern| glob(pattern, user))
+        (vouched(user, groups) && identity.users.iter().any(|pattern| glob(pattern, user)))
             || (identity.groups.iter())
                 .any(|pattern| groups.iter().any(|group| glob(pattern, group)))
     }
@@ -2398,7 +2428,8 @@ mod oracle {
         account: fn(&str) -> Option<(&str, &str)>,
         accesses: &[Access],
     ) -> BTreeSet<String> {
-        let account = account(&admission.user);
+        let account =
+            account(&admission.user).filter(|_| vouched(&admission.user, &admission.groups));
         (identities.iter())
             .filter(|identity| accesses.contains(&identity.access))
             .filter(|identity| binds(identity, &admission.user, &admission.groups))
@@ -2439,7 +2470,7 @@ mod oracle {
 /// grants; the policy's own table is never asked.
 mod trust {
     use super::TrustedWriter;
-    use super::oracle::glob;
+    use super::oracle::{glob, vouched};
 
     pub const KUBE_SYSTEM_ACCOUNT: &str = "system:serviceaccount:kube-system:";
     pub const KUBE_SYSTEM_GROUP: &str = "system:serviceaccounts:kube-system";
@@ -2600,6 +2631,7 @@ mod trust {
             && write.terminating;
         let added = settings.iter().any(|writer| {
             writer.users.iter().any(|pattern| glob(pattern, user))
+                && vouched(user, &write.groups)
                 && writer.operations.contains(&write.verb.operation())
                 && (writer.resources.iter())
                     .any(|resource| *resource == "*" || *resource == write.resource)
@@ -4540,6 +4572,7 @@ fn a_name_resembling_a_trusted_writer_is_judged_like_anyone() {
         &floors,
         |(case, look, resembles_trusted), tally| {
             let groups = look.groups.of(look.user);
+            let case = case.named_only_if_vouched(look.user, &groups);
             let named = case.with_requester(look.user, &groups);
             let person = case.with_requester(PERSON, &groups);
             alike(&named, &person)?;
@@ -4605,6 +4638,7 @@ fn a_person_is_never_judged_as_the_control_plane() {
         generated_requesters(),
         &floors,
         |(case, requester), tally| {
+            let case = case.named_only_if_vouched(&requester.user, &requester.groups);
             let named = case.with_requester(&requester.user, &requester.groups);
             let person = case.with_requester(PERSON, &requester.groups);
             alike(&named, &person)?;

@@ -303,13 +303,17 @@ fn pairs(pairs: Pairs) -> Value {
     Value::Object(map)
 }
 
-/// The groups the API server puts `user` in.
-fn groups_of(user: &str) -> Vec<String> {
+/// The groups the API server puts `user` in: a service account's (`MakeGroupNames`), a
+/// node's, and every authenticated user's.
+pub fn groups_of(user: &str) -> Vec<String> {
     let mut groups = Vec::new();
     if let Some(account) = user.strip_prefix("system:serviceaccount:") {
         let namespace = account.split(':').next().unwrap();
         groups.push("system:serviceaccounts".to_owned());
         groups.push(format!("system:serviceaccounts:{namespace}"));
+    }
+    if user.starts_with("system:node:") {
+        groups.push("system:nodes".to_owned());
     }
     groups.push("system:authenticated".to_owned());
     groups

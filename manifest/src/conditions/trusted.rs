@@ -177,13 +177,27 @@ pub(super) fn trusted_writers(settings: &Settings, judged: &[&str]) -> Vec<(&'st
             Writer::KubeSystemServiceAccount(account) => {
                 controllers.add(&format!("{KUBE_SYSTEM_PREFIX}{account}"), grants);
             }
-            Writer::User(user) if trust.terminating_only => {
-                users.rules.push(rule(username(user), &trust, grants));
-            }
-            Writer::User(user) => users.add(user, grants),
+            // A name shaped like a service account's or a node's is taken only with its groups.
+            Writer::User(user) => match control_plane::vouching_groups(user) {
+                Some(groups) if groups.is_empty() && !trust.terminating_only => {
+                    users.add(user, grants)
+                }
+                Some(groups) => {
+                    let writer = and([username(user)]
+                        .into_iter()
+                        .chain(groups.iter().map(|g| in_group(g))));
+                    users.rules.push(rule(writer, &trust, grants));
+                }
+                None => {}
+            },
             Writer::Users(pattern) => {
-                // Not skipped when CEL cannot match the pattern exactly.
-                if let Some(writer) = glob_exactly(USERNAME, pattern) {
+                // Not skipped when CEL cannot match the pattern exactly, nor when the groups its
+                // names need depend on what a `*` stands for.
+                let groups = control_plane::vouching_groups(pattern);
+                if let (Some(writer), Some(groups)) = (glob_exactly(USERNAME, pattern), groups) {
+                    let writer = and([writer]
+                        .into_iter()
+                        .chain(groups.iter().map(|g| in_group(g))));
                     users.rules.push(rule(writer, &trust, grants));
                 }
             }
