@@ -15,8 +15,9 @@
 //! A companion key lives where its mark does (both labels or both annotations). A tracking id is
 //! split as Argo CD's `ParseAppInstanceValue` (`util/argo/resource_tracking.go`) splits it; one
 //! whose object part names another object — a Pod that copied its Deployment's id — names no
-//! owner, as Argo CD, which neither syncs nor prunes it (`isSelfReferencedObj`), reads it; nor
-//! does a tracking id in a template. With apps in any namespace the app is `<namespace>_<app>`
+//! owner, as Argo CD reads it: it does not count such a live object as the app's, nor prune it
+//! (`isSelfReferencedObj`), though it syncs it when the app's manifests hold it, writing the
+//! app's id — an adoption, judged as one. Nor does a tracking id in a template name an owner. With apps in any namespace the app is `<namespace>_<app>`
 //! (`AppInstanceName`); Argo CD's installation id is an annotation of its own, not guarded.
 
 use std::fmt;
