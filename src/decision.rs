@@ -9,7 +9,8 @@
 //! 3. **judge**: each mark, on the object and in each template — its transition
 //!    ([`transition`], with the offer's part in it), the new owner's value and scope
 //!    ([`scope`]), one owner across marks ([`one_owner`]), the requester's identity
-//!    ([`requester`]), `writes: Owner` ([`writes`]) — then the offer ([`handoff`]); an audit
+//!    ([`requester`]), `writes: Owner` ([`writes`]), and on a Binding none at all ([`binding`])
+//!    — then the offer ([`handoff`]); an audit
 //!    replay by the object's state alone ([`audit`]) and by its controller's marks;
 //! 4. **follow**: only when that denies, the object's controller is read, and the marks it
 //!    carries are judged as inherited ([`derivation`]);
@@ -20,6 +21,7 @@
 //! Exemptions and the Kubewarden response are applied at the edge, in [`crate::policy`].
 
 use crate::audit;
+use crate::binding;
 use crate::control_plane;
 use crate::derivation::{self, Derivation, Parents};
 use crate::facts::{Entry, Facts, Sides};
@@ -135,6 +137,9 @@ fn judge_mark<'a>(
         violation.controller = derivation.found(entry, inherited);
         Some(violation)
     };
+    if let Some(reason) = binding::rule(facts, entry) {
+        return violation(entry.change(), reason);
+    }
     let Some(new) = entry.new else {
         // A DELETE, under `writes: Owner`.
         let owner = entry.old.unwrap_or_default();

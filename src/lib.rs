@@ -22,6 +22,7 @@
 //! violation (request, owner, identity, scope, offer)   the rules, the typed reasons and the
 //!                              one shape of a denial
 //! facts     (all of the above) what the rules read of a request, once
+//! ├── binding                  a Binding's marks, which the API server copies onto a Pod
 //! ├── derivation               the object's controller, read on demand; inherited marks
 //! ├── requester                the identity rules: what a requester may do for an owner
 //! │   └── writes               `writes: Owner`
@@ -36,6 +37,7 @@
 //! ```
 
 mod audit;
+mod binding;
 pub mod control_plane;
 mod decision;
 mod deletion;
@@ -63,6 +65,7 @@ mod writes;
 
 pub use derivation::{Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
+pub use request::{BINDING, DECLARING_SUBRESOURCES};
 pub use scope::Unfit;
 pub use settings::Settings;
 pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};

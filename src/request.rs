@@ -18,7 +18,8 @@ mod references;
 mod text;
 
 pub use admission::{
-    AdmissionRequest, DeleteOptions, GroupVersionKind, ObjectScope, Operation, UserInfo,
+    AdmissionRequest, BINDING, DECLARING_SUBRESOURCES, DeleteOptions, GroupVersionKind,
+    ObjectScope, Operation, UserInfo,
 };
 pub use object::{Labels, Metadata, Object, Template};
 pub use references::OwnerReference;

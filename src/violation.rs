@@ -52,13 +52,15 @@ pub enum Rule {
     OwnerWrites,
     /// In an audit, a derived object's mark differs from its controller's.
     Controller,
+    /// A Binding carries an owner mark, which the API server would copy onto its Pod.
+    Binding,
     /// An offer made, withdrawn or left behind against the handoff rules.
     Offer,
 }
 
 impl Rule {
     /// Every rule, in the order messages and docs list them.
-    pub const ALL: [Rule; 11] = [
+    pub const ALL: [Rule; 12] = [
         Rule::OwnerChange,
         Rule::Adoption,
         Rule::Orphaning,
@@ -69,6 +71,7 @@ impl Rule {
         Rule::Identity,
         Rule::OwnerWrites,
         Rule::Controller,
+        Rule::Binding,
         Rule::Offer,
     ];
 
@@ -85,6 +88,7 @@ impl Rule {
             Rule::Identity => "identity",
             Rule::OwnerWrites => "owner writes",
             Rule::Controller => "controller",
+            Rule::Binding => "binding",
             Rule::Offer => "offer",
         }
     }
@@ -378,6 +382,8 @@ mod tests {
              r#"user alice only writes for "operator-1" (access: Write); only a requester acting for an owner may set it"#),
             (not_acting(Act::Write, none()),
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
+            (Reason::ThroughBinding,
+             "the API server copies a Binding's labels and annotations onto its Pod, where no rule would judge them; set owner marks on the Pod itself"),
             (not_acting(Act::InjectCa, none()),
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may write CA bundles into it (writes: Owner, or access: InjectCA)"#),
             (not_acting(Act::Offer, none()),

@@ -663,6 +663,43 @@ fn a_subresource_write_is_judged_only_when_it_changes_what_the_rules_guard() {
     for (request, expected) in rows {
         assert_eq!(decide(&request, &writes), expected, "{request}");
     }
+    // Subresources that write what an owner declared, and a Binding, which the API server
+    // copies onto its Pod: a `pods/<subresource>` request in `shop` by `user`.
+    let pod = |operation: &str, subresource: &str, user, old: Value, new: Value| {
+        let mut request = write(operation, user, &format!("pods/{subresource}"), old, new);
+        if subresource == "binding" {
+            request["kind"] = json!({"group": "", "version": "v1", "kind": "Binding"});
+        }
+        request
+    };
+    let (a, debugged) = (
+        labelled("operator-1"),
+        json!({"metadata": {"name": "x",
+        "labels": {"camel.apache.org/operator.id": "operator-1"}},
+        "spec": {"ephemeralContainers": [{"name": "debugger", "image": "busybox"}]}}),
+    );
+    let operator_1 = (
+        OPERATOR_1,
+        &["system:serviceaccounts", "system:serviceaccounts:camel-k"][..],
+    );
+    let bound =
+        |metadata: Value| json!({"metadata": metadata, "target": {"kind": "Node", "name": "n1"}});
+    let any = camel_k(json!({}));
+    use Rule::{Binding, OwnerWrites};
+    #[rustfmt::skip]
+    let rows: Vec<(Value, &Value, &[Rule])> = vec![
+        (pod("UPDATE", "ephemeralcontainers", ALICE, a.clone(), debugged.clone()), &writes, &[OwnerWrites]),
+        (pod("UPDATE", "resize", ALICE, a.clone(), a.clone()), &writes, &[OwnerWrites]),
+        (pod("UPDATE", "ephemeralcontainers", operator_1, a.clone(), debugged.clone()), &writes, &[]),
+        (pod("UPDATE", "ephemeralcontainers", ALICE, a.clone(), debugged), &any, &[]),
+        (pod("CREATE", "binding", ALICE, Value::Null, bound(json!({"name": "x",
+            "labels": {"camel.apache.org/operator.id": "operator-2"}}))), &any, &[Binding]),
+        (pod("CREATE", "binding", ALICE, Value::Null, bound(json!({"name": "x",
+            "annotations": {"example.com/zone": "a"}}))), &writes, &[]),
+    ];
+    for (request, settings, denied) in rows {
+        assert_eq!(rules(&request, settings), denied, "{request}");
+    }
 }
 
 /// Settings guarding Argo CD's tracking id and Helm's release annotations (no identities),

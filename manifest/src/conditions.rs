@@ -31,10 +31,11 @@
 //! |---|---|---|
 //! | any, by a trusted writer on what it is trusted with (`src/control_plane.rs`) | never: allowed before any rule | never |
 //! | CREATE of an object | the object claims an owner under a guarded mark, carries a half pair or a malformed tracking id, or carries the offer, or one of its templates carries a guarded mark; with `stamp: true`, whenever the requester acts for one owner | the object carries a guarded mark or the offer, or the kind is a workload kind (below) whose template carries a guarded mark; with `stamp: true`, also when an identity binds the requester |
-//! | CREATE of a subresource (`pods/binding`, …) | never | never |
+//! | CREATE of `pods/binding` | the Binding carries a guarded mark or the offer, which the API server copies onto the Pod | the Binding carries a guarded mark or the offer |
+//! | CREATE of another subresource (`pods/eviction`, …) | never | never |
 //! | UPDATE, object or subresource | a mark's claim or the offer differs between the sides | a guarded mark or the offer differs: set on one side only, or to another value |
 //! | UPDATE of the object, workload kinds | also when a mark's claim in a template differs between the sides | also when a guarded mark of `spec.template`, `spec.jobTemplate` or `spec.jobTemplate.spec.template` differs (labels and annotations alike), or when either side's `spec.volumeClaimTemplates` or ephemeral volume claim templates carry one |
-//! | UPDATE of the object, `writes: Owner` | also when it keeps an owner | also when the stored object carries a guarded mark |
+//! | UPDATE of the object, or of `pods/ephemeralcontainers` and `pods/resize`, `writes: Owner` | also when it keeps an owner | also when the stored object carries a guarded mark |
 //! | DELETE of the object, `writes: Owner` | the stored object names an owner under a guarded mark | the stored object carries a guarded mark |
 //! | DELETE otherwise, CONNECT | never | never |
 //!

@@ -5,17 +5,25 @@
 
 /// The subresources the webhook's rules send, UPDATEs only, as `(resource, subresource)`
 /// (`*`: of every resource); the webhook is called for no other subresource.
-pub const SUBRESOURCES: [(&str, &str); 3] = [
+pub const SUBRESOURCES: [(&str, &str); 5] = [
     ("*", "status"),
     ("namespaces", "finalize"),
     ("certificatesigningrequests", "approval"),
+    ("pods", "ephemeralcontainers"),
+    ("pods", "resize"),
 ];
 
 /// Why the subresources are sent, above their rule.
 const SUBRESOURCES_COMMENT: &str = "\
 # Status writes of most built-in kinds persist metadata changes (a Pod's, a Namespace's, …),
 # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
-# an owner mark (label or annotation) or the offer (see docs/control-plane.md, \"Subresources\").";
+# an owner mark (label or annotation) or the offer (see docs/control-plane.md, \"Subresources\").
+# A Pod's ephemeral containers and resources are owner writes under `writes: Owner`.";
+
+/// Why Bindings are sent, above their rule (a wildcard version, which the audit scanner skips).
+const BINDING_COMMENT: &str = "\
+# The API server copies a Binding's labels and annotations onto its Pod: one that carries an
+# owner mark is denied (see docs/rules.md, \"Subresources that write what an owner declared\").";
 
 /// The kinds, at `v1`, whose CREATEs are named so that Kubewarden's audit scanner replays their
 /// objects, as `(API group, resources)`.
@@ -69,6 +77,8 @@ pub fn rules_yaml(operations: &[&str], indent: usize) -> String {
         .collect();
     rules.push(comment(SUBRESOURCES_COMMENT));
     rules.push(rule("*", "*", &subresources, &["UPDATE"]));
+    rules.push(comment(BINDING_COMMENT));
+    rules.push(rule("", "*", &["pods/binding"], &["CREATE"]));
     rules.push(comment(AUDITED_COMMENT));
     for (group, resources) in AUDITED {
         rules.push(rule(group, "v1", resources, &["CREATE"]));

@@ -2,7 +2,7 @@
 //! all (a subresource write only when it changes what they guard).
 
 use crate::owner::{Claim, Marks, Place, Tracked};
-use crate::request::{AdmissionRequest, Object, Operation};
+use crate::request::{AdmissionRequest, BINDING, DECLARING_SUBRESOURCES, Object, Operation};
 use crate::settings::Settings;
 
 /// The objects the rules compare, by operation.
@@ -26,9 +26,7 @@ impl<'a> Sides<'a> {
     ) -> Result<Option<Self>, String> {
         let guards_deletes = settings.judges_writes();
         match (request.operation, &request.old_object, &request.object) {
-            _ if request.is_subresource() && !subresource_changes_ownership(request, settings) => {
-                Ok(None)
-            }
+            _ if request.is_subresource() && !subresource_is_judged(request, settings) => Ok(None),
             (Operation::Create, _, Some(new)) => Ok(Some(Sides::Create(new))),
             (Operation::Update, Some(old), Some(new)) => Ok(Some(Sides::Update(old, new))),
             (Operation::Delete, Some(old), _) if guards_deletes => Ok(Some(Sides::Delete(old))),
@@ -65,6 +63,32 @@ impl<'a> Sides<'a> {
             Sides::Create(object) | Sides::Update(_, object) | Sides::Delete(object) => object,
         }
     }
+}
+
+/// Whether a subresource request is judged: it changes what the rules guard; under
+/// `writes: Owner` it writes what an owner declared ([`DECLARING_SUBRESOURCES`]); or it is a
+/// Binding that carries a guarded mark or the offer, which the API server copies onto the Pod.
+fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> bool {
+    let operation = request.operation;
+    let declaring = || {
+        DECLARING_SUBRESOURCES
+            .iter()
+            .any(|sub| request.targets(*sub))
+    };
+    let binding_marks = || {
+        request.object.as_ref().is_some_and(|binding| {
+            let metadata = &binding.metadata;
+            settings.guarded_keys().any(|(place, key)| match place {
+                Place::Label => metadata.labels.contains_key(key),
+                Place::Annotation => metadata.annotations.contains_key(key),
+            }) || metadata
+                .annotations
+                .contains_key(&*settings.offer_annotation)
+        })
+    };
+    (operation == Operation::Update && settings.judges_writes() && declaring())
+        || (operation == Operation::Create && request.targets(BINDING) && binding_marks())
+        || subresource_changes_ownership(request, settings)
 }
 
 /// Whether a subresource request may change what the rules guard, and so is judged like a

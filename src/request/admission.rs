@@ -70,6 +70,14 @@ impl AdmissionRequest<'_> {
         !self.sub_resource.is_empty()
     }
 
+    /// Whether the request targets this subresource of a core resource, as
+    /// `(resource, subresource)`.
+    pub fn targets(&self, (resource, subresource): (&str, &str)) -> bool {
+        self.resource.group.is_empty()
+            && *self.resource.resource == *resource
+            && *self.sub_resource == *subresource
+    }
+
     /// Whether the request's body is an `autoscaling` `Scale`, the body of every `scale`
     /// subresource: built from the object's replicas, it carries none of the object's labels,
     /// and the API server persists none of its own. (The other bodies of another kind than their
@@ -83,6 +91,16 @@ impl AdmissionRequest<'_> {
         ObjectScope::of(&self.kind.group, &self.kind.kind, &self.namespace)
     }
 }
+
+/// The subresources whose UPDATE writes what an owner declared, in a body that is the object:
+/// a Pod's ephemeral containers (`kubectl debug`) and its resources (`EphemeralContainersREST`,
+/// `ResizeREST` in `pkg/registry/core/pod/storage/storage.go`).
+pub const DECLARING_SUBRESOURCES: [(&str, &str); 2] =
+    [("pods", "ephemeralcontainers"), ("pods", "resize")];
+
+/// The subresource whose CREATE copies its body's annotations — and, in recent versions, its
+/// labels — onto a Pod: a Binding (`BindingREST.Create`, `pkg/registry/core/pod/storage`).
+pub const BINDING: (&str, &str) = ("pods", "binding");
 
 /// Where an object lives, as far as ownership is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

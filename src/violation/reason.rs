@@ -101,6 +101,8 @@ pub enum Reason<'a> {
     /// In an audit, a derived object's mark differs from what its controller carries
     /// (`controller`).
     OutOfStep(Found),
+    /// A Binding carries an owner mark (`binding`).
+    ThroughBinding,
 }
 
 /// A requester that does not act for an owner as an act needs.
@@ -168,6 +170,7 @@ impl Reason<'_> {
             | Reason::OfferToItself { .. }
             | Reason::OfferToUnfit { .. } => Rule::Offer,
             Reason::OutOfStep(_) => Rule::Controller,
+            Reason::ThroughBinding => Rule::Binding,
         }
     }
 }
@@ -289,6 +292,10 @@ impl fmt::Display for Reason<'_> {
                 }
             }
             Reason::OutOfStep(found) => write!(f, "out of step with its controller: {found}"),
+            Reason::ThroughBinding => f.write_str(
+                "the API server copies a Binding's labels and annotations onto its Pod, where no \
+                 rule would judge them; set owner marks on the Pod itself",
+            ),
         }
     }
 }

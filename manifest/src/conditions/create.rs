@@ -1,12 +1,14 @@
 //! The CREATE condition: the new object carries a guarded mark or the offer, or a workload's
-//! template carries a guarded mark; with stamping, also an identity may bind the requester.
+//! template carries a guarded mark; with stamping, also an identity may bind the requester; a
+//! `pods/binding` Binding carries a guarded mark or the offer.
 
 use single_owner_policy::Settings;
 
 use super::Keys;
 use super::expr::{Expr, and, atom, or};
-use super::marks::{NEW, carries, not_subresource, templates_carry};
+use super::marks::{NEW, carries, not_subresource, targets, templates_carry};
 use super::requester::{GROUPS, USERNAME, glob};
+use single_owner_policy::BINDING;
 
 /// The condition, named: a CREATE of an object is sent when the object or a template carries
 /// a guarded mark or the offer, or when the policy may stamp it.
@@ -24,7 +26,13 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
         false => "create-carries-owner-mark-or-offer",
     };
     let create = and([not_subresource(), or(create)]);
-    (name, or([atom("request.operation != 'CREATE'"), create]))
+    // A Binding's labels and annotations, which the API server copies onto its Pod.
+    let offer = Some(settings.offer_annotation.as_str());
+    let binding = and([targets(BINDING), carries(NEW, keys, offer)]);
+    (
+        name,
+        or([atom("request.operation != 'CREATE'"), create, binding]),
+    )
 }
 
 /// Whether an identity may bind the requester, by its user name or one of its groups: what

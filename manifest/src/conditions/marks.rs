@@ -33,6 +33,16 @@ pub(super) fn not_subresource() -> Expr {
     atom("(!has(request.subResource) || request.subResource == '')")
 }
 
+/// Whether the request targets this subresource of a core resource, `(resource, subresource)`.
+pub(super) fn targets((resource, subresource): (&str, &str)) -> Expr {
+    and([
+        atom("request.resource.group == ''"),
+        atom(format!("request.resource.resource == {}", quote(resource))),
+        atom("has(request.subResource)"),
+        atom(format!("request.subResource == {}", quote(subresource))),
+    ])
+}
+
 /// Whether one of `keys` is in the map `map` (an expression): `'key' in map`, or for several
 /// keys `[…].exists(key, key in map)`, which names the map once.
 fn holds_any(map: &str, keys: &[&str]) -> Expr {

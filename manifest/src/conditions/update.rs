@@ -8,8 +8,9 @@ use single_owner_policy::template::{Place, TEMPLATES};
 use super::Keys;
 use super::expr::{Expr, and, atom, or, quote, strings};
 use super::marks::{
-    METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select,
+    METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select, targets,
 };
+use single_owner_policy::DECLARING_SUBRESOURCES;
 
 /// The condition, named: an UPDATE is sent when it changes a guarded mark or the offer, or
 /// under `writes: Owner` when the stored object carries a guarded mark.
@@ -22,7 +23,10 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
         .collect();
     update.push(and([not_subresource(), templates_differ(keys)]));
     if writes {
-        update.push(and([not_subresource(), carries(OLD, keys, None)]));
+        // The object itself, or a subresource that writes what its owner declared.
+        let declaring = DECLARING_SUBRESOURCES.map(targets);
+        let written = or([not_subresource()].into_iter().chain(declaring));
+        update.push(and([written, carries(OLD, keys, None)]));
     }
     let name = match writes {
         true => "update-changes-owner-mark-or-offer-or-keeps-owner",
