@@ -28,6 +28,7 @@ use crate::facts::{Entry, Facts, Sides};
 use crate::handoff::{self, OfferVerdict};
 use crate::mutation::Mutation;
 use crate::one_owner;
+use crate::owner::Claim;
 use crate::request::{AdmissionRequest, Object};
 use crate::requester;
 use crate::scope;
@@ -143,6 +144,9 @@ fn judge_mark<'a>(
     let Some(new) = entry.new else {
         // A DELETE, under `writes: Owner`.
         let owner = entry.old.unwrap_or_default();
+        if judged_on_the_object(facts, entry, owner) {
+            return None;
+        }
         let reason = writes::rule(facts, entry, owner, inherited)?;
         return violation(Change::kept(owner), reason);
     };
@@ -157,8 +161,9 @@ fn judge_mark<'a>(
     };
     let reason = match judgement {
         Judgement::Allow => return None,
-        // A template's kept mark is written with its object, judged there.
-        Judgement::Keep if entry.template.is_some() => return None,
+        // A template's kept claim is written with its object, judged there when the object
+        // keeps the same owner.
+        Judgement::Keep if judged_on_the_object(facts, entry, new) => return None,
         Judgement::Keep => {
             let reason = writes::rule(facts, entry, new, inherited)?;
             return violation(Change::kept(new), reason);
@@ -175,6 +180,18 @@ fn judge_mark<'a>(
         }
     };
     violation(change, reason)
+}
+
+/// Whether `entry` is a template's claim of `owner` that the object keeps too, so that
+/// `writes: Owner` judges it once, on the object. A template claiming another owner than the
+/// object — or the only claim, on an object without a mark — is judged on its own: whoever
+/// writes the template decides what becomes that owner's.
+fn judged_on_the_object(facts: &Facts<'_>, entry: &Entry<'_>, owner: Claim<'_>) -> bool {
+    entry.template.is_some()
+        && facts.object_entries().any(|object| {
+            let kept = object.new.or(object.old).filter(|_| !object.moves());
+            kept.is_some_and(|kept| !kept.is_none() && kept.id() == owner.id())
+        })
 }
 
 /// Denies with every violation; otherwise mutates where the settings ask for it. Under

@@ -103,6 +103,26 @@ impl<'a> Facts<'a> {
                 new: new_marks.as_ref().map(|marks| Claim::read(mark, marks)),
             })
             .collect();
+        // A DELETE's templates are the stored object's: deleting a workload deletes what its
+        // templates claim (judged under `writes: Owner`, the only one that judges DELETE).
+        if let (Some(old), None) = (old.filter(|_| !request.is_subresource()), new) {
+            let kind = &request.kind;
+            let templates = template::templates(&kind.group, &kind.kind, old)
+                .map_err(|error| format!("oldObject.{error}"))?;
+            for template in templates {
+                let marks = Marks {
+                    labels: &template.labels,
+                    annotations: &template.annotations,
+                    object: None,
+                };
+                entries.extend(settings.owner_marks.iter().map(|mark| Entry {
+                    mark,
+                    template: Some(template.place.as_str()),
+                    old: Some(Claim::read(mark, &marks)),
+                    new: None,
+                }));
+            }
+        }
         if let Some(new) = new.filter(|_| !request.is_subresource()) {
             let kind = &request.kind;
             let read = |object: &'a Object<'a>, side: &str| {

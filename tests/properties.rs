@@ -4711,8 +4711,9 @@ fn a_person_is_never_judged_as_the_control_plane() {
 ///     CronJob's `spec.jobTemplate.spec.template`) sets an owner X the requester does not act
 ///     for is denied, one line naming `{key} in {template}`, whatever the object's own labels —
 ///     unless the requester is exempt (the line is bypassed) or a trusted writer on what it is
-///     trusted with (accepted as it is). A template that keeps its owner is not judged, and a
-///     requester acting for X is never denied as X's identity there.
+///     trusted with (accepted as it is). A template that keeps its owner is judged only under
+///     `writes: Owner`, once, when the requester does not write for that owner and the object
+///     does not keep it too; a requester acting for X is never denied as X's identity there.
 #[test]
 fn a_template_sets_only_an_owner_its_writer_acts_for() {
     let floors = [
@@ -4739,6 +4740,11 @@ fn a_template_sets_only_an_owner_its_writer_acts_for() {
             4.0,
         ),
         ("a template owner set by a requester acting for it", 3.0),
+        (
+            "a template keeping an owner the requester does not write for, under writes: Owner, \
+             denied",
+            1.0,
+        ),
     ];
     check(template_writes(), &floors, |(case, write), tally| {
         let response = case.respond()?;
@@ -4809,11 +4815,38 @@ fn a_template_sets_only_an_owner_its_writer_acts_for() {
                 response
             );
         }
-        if !sets {
+        // A template that keeps its owner is written with the object: under `writes: Owner`
+        // it needs a requester that writes for that owner, judged on the object when the
+        // object keeps the same owner.
+        let old = case.admission.old.as_ref();
+        let object_keeps = old.is_some_and(|old| {
+            (case.settings.shapes.iter()).any(|&shape| {
+                let (before, after) = (case.claim(shape, old), case.claim(shape, new));
+                before == after && !before.is_none() && before.id() == write.owner
+            })
+        });
+        let guarded = case.settings.writes == "Owner"
+            && !case.writes_for(&write.owner)
+            && !object_keeps
+            && !trusted;
+        if !sets && !guarded {
             prop_assert_eq!(
                 lines(&message, &at) + lines(&warnings, &at),
                 0,
                 "a template keeping its owner judged: {:?}",
+                response
+            );
+        }
+        tally.count(
+            !sets && guarded && !exempt,
+            "a template keeping an owner the requester does not write for, under writes: Owner, \
+             denied",
+        );
+        if !sets && guarded {
+            prop_assert_eq!(
+                lines(&message, &at) + lines(&warnings, &at),
+                1,
+                "a template keeping an owner the requester does not write for, not judged: {:?}",
                 response
             );
         }

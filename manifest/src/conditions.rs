@@ -35,8 +35,8 @@
 //! | CREATE of another subresource (`pods/eviction`, …) | never | never |
 //! | UPDATE, object or subresource | a mark's claim or the offer differs between the sides | a guarded mark or the offer differs: set on one side only, or to another value |
 //! | UPDATE of the object, workload kinds | also when a mark's claim in a template differs between the sides | also when a guarded mark of `spec.template`, `spec.jobTemplate` or `spec.jobTemplate.spec.template` differs (labels and annotations alike), or when either side's `spec.volumeClaimTemplates` or ephemeral volume claim templates carry one |
-//! | UPDATE of the object, or of `pods/ephemeralcontainers` and `pods/resize`, `writes: Owner` | also when it keeps an owner | also when the stored object carries a guarded mark |
-//! | DELETE of the object, `writes: Owner` | the stored object names an owner under a guarded mark | the stored object carries a guarded mark |
+//! | UPDATE of the object, or of `pods/ephemeralcontainers` and `pods/resize`, `writes: Owner` | also when it keeps an owner, on the object or in a template of the object | also when the stored object carries a guarded mark, or (the object itself) one of its templates does |
+//! | DELETE of the object, `writes: Owner` | the stored object names an owner under a guarded mark, or a template of it does | the stored object carries a guarded mark, or it is of a workload kind |
 //! | DELETE otherwise, CONNECT | never | never |
 //!
 //! The workload kinds and their templates, as `src/template.rs` reads them — on writes of the
@@ -121,7 +121,8 @@ mod update;
 use single_owner_policy::{MarkPlace, Settings};
 
 use expr::{Expr, and, atom, or, render, strings};
-use marks::{ANNOTATIONS, LABELS, OLD, carries, not_subresource};
+use marks::{ANNOTATIONS, LABELS, OLD, carries, kind_is, not_subresource};
+use single_owner_policy::template::TEMPLATES;
 
 pub use expr::quote;
 
@@ -220,7 +221,11 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
         update::condition(settings, &keys),
     ];
     if settings.judges_writes() {
-        let delete = and([not_subresource(), carries(OLD, &keys, None)]);
+        // The stored object's marks; a workload's DELETE whatever its templates carry (it
+        // claims through them), which a kind test says in fewer characters than reading them.
+        let workloads = or(TEMPLATES.iter().map(|(kinds, _)| kind_is(kinds)));
+        let owned = or([carries(OLD, &keys, None), workloads]);
+        let delete = and([not_subresource(), owned]);
         conditions.push((
             "delete-of-owned-object",
             or([atom("request.operation != 'DELETE'"), delete]),

@@ -9,6 +9,7 @@ use super::Keys;
 use super::expr::{Expr, and, atom, or, quote, strings};
 use super::marks::{
     METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select, targets,
+    templates_carry,
 };
 use single_owner_policy::DECLARING_SUBRESOURCES;
 
@@ -21,12 +22,19 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
         .into_iter()
         .map(|(map, keys)| map_differs(&[METADATA, map], &keys))
         .collect();
-    update.push(and([not_subresource(), templates_differ(keys)]));
-    if writes {
-        // The object itself, or a subresource that writes what its owner declared.
-        let declaring = DECLARING_SUBRESOURCES.map(targets);
-        let written = or([not_subresource()].into_iter().chain(declaring));
-        update.push(and([written, carries(OLD, keys, None)]));
+    match writes {
+        false => update.push(and([not_subresource(), templates_differ(keys)])),
+        // The stored object's mark, or a template on either side: a template that carries a
+        // guarded mark on neither side cannot change one, so this sends every template change
+        // `templates_differ` would, in fewer characters. Templates are read on writes of the
+        // object itself; a subresource that writes what its owner declared, on its mark.
+        true => {
+            let templates = or([templates_carry(OLD, keys), templates_carry(NEW, keys)]);
+            let owned = or([carries(OLD, keys, None), templates]);
+            update.push(and([not_subresource(), owned]));
+            let declaring = or(DECLARING_SUBRESOURCES.map(targets));
+            update.push(and([declaring, carries(OLD, keys, None)]));
+        }
     }
     let name = match writes {
         true => "update-changes-owner-mark-or-offer-or-keeps-owner",
