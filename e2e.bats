@@ -479,12 +479,18 @@ ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.la
     denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p, owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
 }
 
-@test "subresource: a scale update is allowed, whatever its Scale body says" {
-    evaluate examples/helm-accounts/settings.yaml test_data/deployment-scale-update.json
+@test "subresource: a scale is judged from its target under writes: Owner, never from its Scale body" {
+    # writes: Any judges no write; a Scale's labels are not the object's
+    evaluate examples/app-id/settings.yaml test_data/deployment-scale-update.json
     allowed
     jq '.object.metadata.labels = {"appID": "ClusterExtension.other"}' test_data/deployment-scale-update.json >"$BATS_TEST_TMPDIR/scale.json"
-    evaluate examples/helm-accounts/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
+    evaluate examples/app-id/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
     allowed
+    # writes: Owner reads the target (the samples' sessions answer it); a target the host will
+    # not read is denied, saying what to grant
+    evaluate examples/helm-accounts/settings.yaml test_data/deployment-scale-update.json
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    [[ $(jq -r .status.message <<<"$output") == 'cannot judge the scale of Deployment cert-manager/cert-manager-webhook under writes: Owner: reading it failed ('*"); grant policy-server's service account get on deployments (see docs/deploying.md, \"Derived objects\")" ]]
 }
 
 @test "subresource: an offer made through a status write is judged like one on the object" {

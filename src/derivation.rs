@@ -43,6 +43,13 @@ use crate::violation::{Change, Finding, Found, Reason, Violation};
 pub trait Parents {
     /// The JSON of the object `lookup` names, as the host returns it, or the host's error.
     fn get(&self, lookup: &Lookup<'_>) -> Result<String, String>;
+
+    /// Whether there is a host to read from at all: outside a module (natively, in tests and
+    /// benchmarks) there is none, and what only a lookup could judge — a `scale` write's target
+    /// ([`crate::scale`]) — is not judged.
+    fn reads(&self) -> bool {
+        true
+    }
 }
 
 /// A host that reads nothing: every lookup fails, saying so.
@@ -51,6 +58,10 @@ pub struct NoHost;
 impl Parents for NoHost {
     fn get(&self, _: &Lookup<'_>) -> Result<String, String> {
         Err("no Kubewarden host to read it from".to_owned())
+    }
+
+    fn reads(&self) -> bool {
+        false
     }
 }
 

@@ -105,7 +105,7 @@ impl<'a> Facts<'a> {
             .collect();
         // A DELETE's templates are the stored object's: deleting a workload deletes what its
         // templates claim (judged under `writes: Owner`, the only one that judges DELETE).
-        if let (Some(old), None) = (old.filter(|_| !request.is_subresource()), new) {
+        if let (Some(old), None) = (old.filter(|_| request.writes_the_object()), new) {
             let kind = &request.kind;
             let templates = template::templates(&kind.group, &kind.kind, old)
                 .map_err(|error| format!("oldObject.{error}"))?;
@@ -123,7 +123,7 @@ impl<'a> Facts<'a> {
                 }));
             }
         }
-        if let Some(new) = new.filter(|_| !request.is_subresource()) {
+        if let Some(new) = new.filter(|_| request.writes_the_object()) {
             let kind = &request.kind;
             let read = |object: &'a Object<'a>, side: &str| {
                 template::templates(&kind.group, &kind.kind, object)

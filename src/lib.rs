@@ -32,7 +32,8 @@
 //! │   └── audit (one_owner)    the audit replay
 //! └── mutation                 stamping, and removing a consumed offer
 //! decision  (the rules above, control_plane)   reads once and composes the rules
-//! policy    (decision, and request, mutation, settings, violation)   exemptions and
+//! scale     (request, control_plane, derivation, settings)   a `scale` write read as its target's
+//! policy    (decision, and request, mutation, scale, settings, violation)   exemptions and
 //!                              Kubewarden's responses, at the edge
 //! ```
 
@@ -56,6 +57,7 @@ mod owner;
 pub mod policy;
 mod request;
 mod requester;
+mod scale;
 mod scope;
 mod settings;
 pub mod template;
@@ -65,7 +67,7 @@ mod writes;
 
 pub use derivation::{Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
-pub use request::{BINDING, DECLARING_SUBRESOURCES};
+pub use request::{BINDING, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;
 pub use settings::Settings;
 pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};
@@ -109,6 +111,10 @@ impl Parents for Host {
     #[cfg(not(target_arch = "wasm32"))]
     fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
         NoHost.get(lookup)
+    }
+
+    fn reads(&self) -> bool {
+        cfg!(target_arch = "wasm32")
     }
 }
 

@@ -15,6 +15,7 @@ use crate::derivation::{NoHost, Parents};
 use crate::error_path;
 use crate::mutation;
 use crate::request::{AdmissionRequest, null_as_default};
+use crate::scale;
 use crate::settings::Settings;
 use crate::violation::{self, Violation};
 
@@ -32,10 +33,24 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
 }
 
 /// Evaluates a `validate` payload, reading controllers through `parents` when the rules ask.
+/// A `scale` UPDATE under `writes: Owner` is judged as an UPDATE of its target, read through
+/// `parents` ([`scale`]).
 pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationResponse {
-    match Payload::parse(payload) {
-        Ok(parsed) => parsed.verdict(parents).response(),
-        Err(error) => unreadable(&error),
+    let parsed = match Payload::parse(payload) {
+        Ok(parsed) => parsed,
+        Err(error) => return unreadable(&error),
+    };
+    let ValidatePayload { request, settings } = &parsed.parsed;
+    let target = scale::target(request, settings).filter(|_| parents.reads());
+    let Some(target) = target else {
+        return parsed.verdict(parents).response();
+    };
+    match parents.get(&target) {
+        Ok(object) => match scale::as_update(payload, &object) {
+            Ok(update) => validate_with(&update, parents),
+            Err(why) => unreadable(&why),
+        },
+        Err(error) => reject(scale::unreadable(&target, &error), DENIED),
     }
 }
 

@@ -19,7 +19,7 @@ mod text;
 
 pub use admission::{
     AdmissionRequest, BINDING, DECLARING_SUBRESOURCES, DeleteOptions, GroupVersionKind,
-    ObjectScope, Operation, UserInfo,
+    ObjectScope, Operation, SCALED, UserInfo,
 };
 pub use object::{Labels, Metadata, Object, Template};
 pub use references::OwnerReference;

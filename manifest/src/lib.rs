@@ -10,7 +10,7 @@
 pub mod conditions;
 mod rules;
 
-use single_owner_policy::Settings;
+use single_owner_policy::{SCALED, Settings};
 
 pub use conditions::{MatchCondition, match_conditions};
 pub use rules::{SUBRESOURCES, rules_yaml};
@@ -252,7 +252,7 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
     yaml.push_str(&format!(
         "  mutating: {mutating}\n  backgroundAudit: {audit}\n"
     ));
-    if audit && !settings.parent_kinds.is_empty() {
+    if audit && (!settings.parent_kinds.is_empty() || settings.judges_writes()) {
         yaml.push_str(&context_aware_resources(&settings));
     }
     yaml.push_str("  rules:\n");
@@ -263,20 +263,36 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
     Ok(yaml)
 }
 
-/// The kinds of `parentKinds`, as the `contextAwareResources` Kubewarden grants lookups of.
+/// The kinds the policy reads, as the `contextAwareResources` Kubewarden grants lookups of:
+/// those of `parentKinds`, and under `writes: Owner` the targets of `scale` writes.
 fn context_aware_resources(settings: &Settings) -> String {
     let mut yaml = String::from(
-        "  # The controllers the policy reads (`parentKinds`); policy-server's service account\n  \
-         # needs get on them (see docs/deploying.md, \"Derived objects\").\n  \
+        "  # The objects the policy reads (the controllers of `parentKinds`; under `writes: Owner`,\n  \
+         # the targets of scale writes); policy-server's service account needs get on them (see\n  \
+         # docs/deploying.md, \"Derived objects\").\n  \
          contextAwareResources:\n",
     );
-    for kind in &settings.parent_kinds {
+    for (api_version, kind) in lookup_kinds(settings) {
         yaml.push_str(&format!(
-            "    - apiVersion: {}\n      kind: {}\n",
-            kind.api_version, kind.kind
+            "    - apiVersion: {api_version}\n      kind: {kind}\n"
         ));
     }
     yaml
+}
+
+/// The `(apiVersion, kind)` of every object the policy may read under `settings`, each once.
+pub fn lookup_kinds(settings: &Settings) -> Vec<(&str, &str)> {
+    let mut kinds: Vec<(&str, &str)> = (settings.parent_kinds.iter())
+        .map(|kind| (kind.api_version.as_str(), kind.kind.as_str()))
+        .collect();
+    if settings.judges_writes() {
+        for (_, _, api_version, kind) in SCALED {
+            if !kinds.contains(&(api_version, kind)) {
+                kinds.push((api_version, kind));
+            }
+        }
+    }
+    kinds
 }
 
 const NAMESPACE_SELECTOR: &str =

@@ -5,12 +5,16 @@
 
 /// The subresources the webhook's rules send, UPDATEs only, as `(resource, subresource)`
 /// (`*`: of every resource); the webhook is called for no other subresource.
-pub const SUBRESOURCES: [(&str, &str); 5] = [
+pub const SUBRESOURCES: [(&str, &str); 9] = [
     ("*", "status"),
     ("namespaces", "finalize"),
     ("certificatesigningrequests", "approval"),
     ("pods", "ephemeralcontainers"),
     ("pods", "resize"),
+    ("deployments", "scale"),
+    ("replicasets", "scale"),
+    ("statefulsets", "scale"),
+    ("replicationcontrollers", "scale"),
 ];
 
 /// Why the subresources are sent, above their rule.
@@ -18,7 +22,8 @@ const SUBRESOURCES_COMMENT: &str = "\
 # Status writes of most built-in kinds persist metadata changes (a Pod's, a Namespace's, …),
 # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
 # an owner mark (label or annotation) or the offer (see docs/control-plane.md, \"Subresources\").
-# A Pod's ephemeral containers and resources are owner writes under `writes: Owner`.";
+# A Pod's ephemeral containers and resources, and the scale of the built-in workloads (judged
+# from the object the policy reads), are owner writes under `writes: Owner`.";
 
 /// Why Bindings are sent, above their rule (a wildcard version, which the audit scanner skips).
 const BINDING_COMMENT: &str = "\

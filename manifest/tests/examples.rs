@@ -7,7 +7,9 @@ use std::fs;
 
 use serde::Deserialize;
 use serde_yaml::Value;
-use single_owner_manifest::{MODULE, Mode, manifest, match_conditions, read_settings, rules_yaml};
+use single_owner_manifest::{
+    MODULE, Mode, lookup_kinds, manifest, match_conditions, read_settings, rules_yaml,
+};
 use support::{examples, root};
 
 fn read(path: &str) -> String {
@@ -324,12 +326,10 @@ fn metadata_yml_lists_the_controllers_the_examples_follow() {
     let mut followed: Vec<Value> = Vec::new();
     for setup in examples() {
         let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
-        for kind in &settings.parent_kinds {
-            let resource: Value = serde_yaml::from_str(&format!(
-                "{{apiVersion: {}, kind: {}}}",
-                kind.api_version, kind.kind
-            ))
-            .unwrap();
+        for (api_version, kind) in lookup_kinds(&settings) {
+            let resource: Value =
+                serde_yaml::from_str(&format!("{{apiVersion: {api_version}, kind: {kind}}}"))
+                    .unwrap();
             if !followed.contains(&resource) {
                 followed.push(resource);
             }
@@ -369,7 +369,7 @@ fn examples_grant_policy_server_get_on_the_controllers_they_follow() {
     for setup in examples() {
         let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
         let path = format!("examples/{setup}/policy-server-rbac.yaml");
-        if settings.parent_kinds.is_empty() {
+        if lookup_kinds(&settings).is_empty() {
             assert!(
                 !root().join(&path).exists(),
                 "{path}: follows no controller"
@@ -394,17 +394,17 @@ fn examples_grant_policy_server_get_on_the_controllers_they_follow() {
                 }
             }
         }
-        let mut wanted: Vec<String> = settings
-            .parent_kinds
-            .iter()
-            .map(|kind| {
-                let lower = kind.kind.to_lowercase();
+        let mut wanted: Vec<String> = lookup_kinds(&settings)
+            .into_iter()
+            .map(|(api_version, kind)| {
+                let lower = kind.to_lowercase();
                 let plural = if lower.ends_with('s') {
                     format!("{lower}es")
                 } else {
                     format!("{lower}s")
                 };
-                format!("{}/{plural}", kind.group())
+                let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+                format!("{group}/{plural}")
             })
             .collect();
         granted.sort();

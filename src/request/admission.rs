@@ -70,6 +70,20 @@ impl AdmissionRequest<'_> {
         !self.sub_resource.is_empty()
     }
 
+    /// Whether the body is the object as stored, templates included: a write of the object
+    /// itself, or a `scale` write rewritten as one of its target (`crate::scale`).
+    pub fn writes_the_object(&self) -> bool {
+        !self.is_subresource() || (self.scales() && !self.body_is_a_scale())
+    }
+
+    /// Whether the request targets the `scale` of a kind of [`SCALED`].
+    pub fn scales(&self) -> bool {
+        *self.sub_resource == *"scale"
+            && SCALED.iter().any(|(group, resource, ..)| {
+                *self.resource.group == **group && *self.resource.resource == **resource
+            })
+    }
+
     /// Whether the request targets this subresource of a core resource, as
     /// `(resource, subresource)`.
     pub fn targets(&self, (resource, subresource): (&str, &str)) -> bool {
@@ -101,6 +115,16 @@ pub const DECLARING_SUBRESOURCES: [(&str, &str); 2] =
 /// The subresource whose CREATE copies its body's annotations — and, in recent versions, its
 /// labels — onto a Pod: a Binding (`BindingREST.Create`, `pkg/registry/core/pod/storage`).
 pub const BINDING: (&str, &str) = ("pods", "binding");
+
+/// The kinds whose `scale` the policy judges under `writes: Owner`, from the object it reads
+/// (`crate::scale`), as `(group, resource, apiVersion, kind)`: Kubernetes' own workloads with
+/// replicas.
+pub const SCALED: [(&str, &str, &str, &str); 4] = [
+    ("apps", "deployments", "apps/v1", "Deployment"),
+    ("apps", "replicasets", "apps/v1", "ReplicaSet"),
+    ("apps", "statefulsets", "apps/v1", "StatefulSet"),
+    ("", "replicationcontrollers", "v1", "ReplicationController"),
+];
 
 /// Where an object lives, as far as ownership is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

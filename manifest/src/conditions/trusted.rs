@@ -268,7 +268,8 @@ fn grants(trust: &Trust<'_>, judged: &[&str]) -> Vec<Grant> {
                 Some((_, name, subresource)) => {
                     operation == "UPDATE"
                         && crate::rules::SUBRESOURCES.iter().any(|(resources, named)| {
-                            *named == subresource && (*resources == "*" || *resources == name)
+                            *named == subresource
+                                && (*resources == "*" || name == "*" || *resources == name)
                         })
                 }
             };

@@ -11,7 +11,7 @@ use super::marks::{
     METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select, targets,
     templates_carry,
 };
-use single_owner_policy::DECLARING_SUBRESOURCES;
+use single_owner_policy::{DECLARING_SUBRESOURCES, SCALED};
 
 /// The condition, named: an UPDATE is sent when it changes a guarded mark or the offer, or
 /// under `writes: Owner` when the stored object carries a guarded mark.
@@ -34,6 +34,16 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
             update.push(and([not_subresource(), owned]));
             let declaring = or(DECLARING_SUBRESOURCES.map(targets));
             update.push(and([declaring, carries(OLD, keys, None)]));
+            // A `scale` carries none of its target's marks: the policy reads the target.
+            let scaled = SCALED.map(|(group, resource, ..)| {
+                and([
+                    atom(format!("request.resource.group == {}", quote(group))),
+                    atom(format!("request.resource.resource == {}", quote(resource))),
+                    atom("has(request.subResource)"),
+                    atom("request.subResource == 'scale'"),
+                ])
+            });
+            update.push(or(scaled));
         }
     }
     let name = match writes {
