@@ -600,7 +600,7 @@ mod tests {
             ),
             (
                 r#"{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["secrets"], "operations": ["UPDATE"]}]}"#,
-                r#"trustedWriters[0].users[0]: "system:serviceaccount:kube-system:*" reaches any service account of kube-system, where add-ons run too; name each one (system:serviceaccount:kube-system:<name>)"#,
+                r#"trustedWriters[0].users[0]: "system:serviceaccount:kube-system:*" reaches any service account of kube-system, where add-ons run too; name each one (system:serviceaccount:kube-system:<name>, which counts only with the group system:serviceaccounts:kube-system)"#,
             ),
             (
                 r#"{"trustedWriters": [{"users": ["system:*"], "resources": ["secrets"], "operations": ["UPDATE"]}]}"#,

@@ -2,7 +2,9 @@
 //! identity patterns, trusted writers, each problem naming its field.
 
 use super::{RENAMED, Settings};
-use crate::control_plane::{KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system};
+use crate::control_plane::{
+    KUBE_SYSTEM_GROUP, KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system,
+};
 use crate::dns::{SUBDOMAIN_MAX, is_dns_subdomain, is_label_char};
 use crate::identity::{
     Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
@@ -160,7 +162,8 @@ pub(super) fn check_identity(
         problems.push(format!(
             "{field}: every owner uses ${{namespace}} or ${{name}}, which only service \
              accounts have, but no user can be one; list service accounts \
-             (system:serviceaccount:<namespace>:<name>, with * wildcards)"
+             (system:serviceaccount:<namespace>:<name>, with * wildcards; such a name counts \
+             only with the groups the API server gives it)"
         ));
     }
     check_names(&format!("{field}.users"), &identity.users, problems);
@@ -182,7 +185,8 @@ pub(super) fn check_trusted_writer(
         if reaches_kube_system(user) {
             problems.push(format!(
                 "{field}.users[{index}]: {user:?} reaches any service account of kube-system, \
-                 where add-ons run too; name each one ({KUBE_SYSTEM_PREFIX}<name>)"
+                 where add-ons run too; name each one ({KUBE_SYSTEM_PREFIX}<name>, which \
+                 counts only with the group {KUBE_SYSTEM_GROUP})"
             ));
         }
     }
