@@ -46,7 +46,7 @@ pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationRespons
         return parsed.verdict(parents).response();
     };
     match parents.get(&target) {
-        Ok(object) => match scale::as_update(payload, &object) {
+        Ok(object) => match scale::as_update(payload, &target, &object) {
             Ok(update) => validate_with(&update, parents),
             Err(why) => unreadable(&why),
         },

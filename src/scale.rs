@@ -12,10 +12,9 @@
 //! | of another kind (a custom resource's `scale`) | not judged: no lookup names its kind |
 //! | under `writes: Any`, or with no host to read from (natively) | not judged |
 
-use serde_json::{Value, json};
-
 use crate::control_plane;
 use crate::derivation::Lookup;
+use crate::lookup;
 use crate::request::{AdmissionRequest, Operation, SCALED};
 use crate::settings::Settings;
 
@@ -44,19 +43,32 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
     })
 }
 
-/// The payload of a `scale` UPDATE, rewritten as the UPDATE of its `target` (the object read)
-/// that keeps it as it is: the same request, its kind the target's, both sides the target.
-pub fn as_update(payload: &[u8], target: &str) -> Result<Vec<u8>, String> {
-    let mut payload: Value = serde_json::from_slice(payload).map_err(|error| error.to_string())?;
-    let target: Value = serde_json::from_str(target)
-        .map_err(|error| format!("the scaled object, as the host read it: {error}"))?;
-    let api_version = target["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let request = &mut payload["request"];
-    request["kind"] = json!({"group": group, "version": version, "kind": target["kind"]});
-    request["oldObject"] = target.clone();
-    request["object"] = target;
-    serde_json::to_vec(&payload).map_err(|error| error.to_string())
+/// The payload of a `scale` UPDATE, rewritten as the UPDATE of its target `object` (the JSON
+/// the host read for `target`) that keeps it as it is: the same request, its kind the target's,
+/// both sides the target. Spliced as text, as the request's other fields are kept: the policy
+/// reads the result like any payload.
+pub fn as_update(payload: &[u8], target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
+    let text = std::str::from_utf8(payload).map_err(|error| error.to_string())?;
+    let unreadable = || "the payload has no `request` object".to_owned();
+    let request = lookup::field(text, "request").flatten().map(lookup::value);
+    let request = request.ok_or_else(unreadable)?;
+    let start = request.as_ptr() as usize - text.as_ptr() as usize;
+    let (group, version) =
+        (target.api_version.rsplit_once('/')).unwrap_or(("", target.api_version));
+    let mut rewritten = format!(
+        r#"{{"kind":{{"group":"{group}","version":"{version}","kind":"{}"}},"object":{object},"oldObject":{object}"#,
+        target.kind
+    );
+    let replaced = [r#""kind""#, r#""object""#, r#""oldObject""#];
+    for (name, value) in lookup::members(request).ok_or_else(unreadable)? {
+        if !replaced.contains(&name) {
+            rewritten.extend([",", name, ":", value]);
+        }
+    }
+    rewritten.push('}');
+    Ok([&text[..start], &rewritten, &text[start + request.len()..]]
+        .concat()
+        .into_bytes())
 }
 
 /// Why a `scale` UPDATE is denied when its target cannot be read.
