@@ -145,6 +145,10 @@ push: annotated-policy.wasm
 	$(if $(KWCTL),,$(error push needs kwctl: put it on the PATH or set KWCTL=/path/to/kwctl))
 	$(KWCTL) push annotated-policy.wasm $(IMAGE)
 
+.PHONY: version
+version:
+	@echo $(VERSION)
+
 .PHONY: clean
 clean:
 	cargo clean

@@ -281,3 +281,106 @@ fn form_entry_defaults_are_accepted() {
         assert_eq!(validate(&settings), Ok(()), "{settings}");
     }
 }
+
+/// The targets the Makefile defines.
+fn make_targets() -> Vec<String> {
+    text("Makefile")
+        .lines()
+        .filter_map(|line| line.split_once(':').map(|(name, _)| name))
+        .filter(|name| !name.is_empty() && !name.contains([' ', '\t', '$', '=', '.', '#']))
+        .map(str::to_owned)
+        .chain(["policy.wasm".to_owned(), "annotated-policy.wasm".to_owned()])
+        .collect()
+}
+
+/// The workflows parse; each `run` step calls only Makefile targets and scripts that exist;
+/// every action is pinned to a release; the test workflow runs the README's test command; the
+/// release pushes to the image the Makefile (and so the README and examples) name, on `v*` tags
+/// that must name Cargo.toml's version.
+#[test]
+fn the_workflows_call_what_exists_and_publish_the_image_the_readme_names() {
+    let targets = make_targets();
+    let mut uses = Vec::new();
+    for workflow in [
+        ".github/workflows/test.yml",
+        ".github/workflows/release.yml",
+    ] {
+        let parsed = yaml(workflow);
+        for (job, definition) in parsed["jobs"].as_mapping().unwrap() {
+            if let Some(called) = definition["uses"].as_str() {
+                uses.push(called.to_owned());
+                continue;
+            }
+            for step in definition["steps"].as_sequence().unwrap() {
+                if let Some(action) = step["uses"].as_str() {
+                    uses.push(action.to_owned());
+                }
+                let Some(run) = step["run"].as_str() else {
+                    continue;
+                };
+                for line in run.lines() {
+                    let words: Vec<&str> = line.split_whitespace().collect();
+                    for (index, word) in words.iter().enumerate() {
+                        // `make a b`, `make -s a`, `$(make -s a)`; variables (`A=b`) are no
+                        // targets, and a `)` or `;` ends the command.
+                        if *word == "make" || word.ends_with("(make") {
+                            for target in words[index + 1..].iter().filter(|word| **word != "-s") {
+                                if target.starts_with('-') || target.contains('=') {
+                                    break;
+                                }
+                                let name = target.trim_end_matches([')', ';']);
+                                assert!(
+                                    targets.iter().any(|t| t == name),
+                                    "{workflow} {job:?}: make {name}"
+                                );
+                                if name.len() < target.len() {
+                                    break;
+                                }
+                            }
+                        }
+                        if let Some(script) = word.strip_prefix("scripts/") {
+                            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+                            assert!(
+                                root.join("scripts").join(script).exists(),
+                                "{workflow} {job:?}: {word}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for action in &uses {
+        let pinned = action.starts_with("./")
+            || action.rsplit_once('@').is_some_and(|(_, pin)| {
+                pin.starts_with('v') && pin[1..].chars().next().is_some_and(|c| c.is_ascii_digit())
+            });
+        assert!(pinned, "{action} is not pinned to a release");
+    }
+    let test = text(".github/workflows/test.yml");
+    assert!(
+        test.contains("run: make check"),
+        "the README's test command"
+    );
+    assert!(text("README.md").contains("make check"));
+    let release = yaml(".github/workflows/release.yml");
+    assert_eq!(release["on"]["push"]["tags"][0].as_str(), Some("v*"));
+    let makefile = text("Makefile");
+    let registry = makefile
+        .lines()
+        .find_map(|line| line.strip_prefix("REGISTRY   ?= "))
+        .unwrap();
+    let image = format!("{registry}/single-owner");
+    let oci_target = release["jobs"]["release"]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find_map(|step| step["with"]["oci-target"].as_str())
+        .unwrap();
+    assert_eq!(oci_target, image);
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        text("README.md").contains(&format!("{image}:v{version}")),
+        "README: {image}:v{version}"
+    );
+}
