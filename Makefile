@@ -10,8 +10,8 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 RUNNER     := $(TARGET_DIR)/runner/runner
 SOURCES    := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-REGISTRY   ?= ghcr.io/single-owner-policy/policies
-IMAGE      := $(REGISTRY)/single-owner:v$(VERSION)
+IMAGE_NAME ?= $(shell sed -n 's/^image = "\(.*\)"/\1/p' Cargo.toml)
+IMAGE      := $(IMAGE_NAME):v$(VERSION)
 
 .PHONY: check
 check: setup-check fmt lint test e2e-tests demo bench-smoke
@@ -145,9 +145,11 @@ push: annotated-policy.wasm
 	$(if $(KWCTL),,$(error push needs kwctl: put it on the PATH or set KWCTL=/path/to/kwctl))
 	$(KWCTL) push annotated-policy.wasm $(IMAGE)
 
-.PHONY: version
+.PHONY: version image
 version:
 	@echo $(VERSION)
+image:
+	@echo $(IMAGE)
 
 .PHONY: clean
 clean:

@@ -20,6 +20,11 @@ fn yaml(file: &str) -> Value {
 #[test]
 fn versions_are_in_step() {
     let version = env!("CARGO_PKG_VERSION");
+    // The README's quick start names the image and the version (`make manifest`'s module:
+    // manifest/tests/examples.rs).
+    let readme = text("README.md");
+    assert!(readme.contains(&format!("{}:v{version}", release_image())));
+    assert!(readme.contains(&format!("/v{version}/examples/")));
     let metadata = yaml("metadata.yml");
     assert_eq!(
         metadata["annotations"]["io.kubewarden.policy.version"].as_str(),
@@ -282,6 +287,19 @@ fn form_entry_defaults_are_accepted() {
     }
 }
 
+/// The image the module is released as: `[package.metadata.release] image` of Cargo.toml.
+fn release_image() -> String {
+    let cargo = text("Cargo.toml");
+    let section = &cargo[cargo.find("[package.metadata.release]").unwrap()..];
+    let line = section
+        .lines()
+        .find(|line| line.starts_with("image = "))
+        .unwrap();
+    line.trim_start_matches("image = ")
+        .trim_matches('"')
+        .to_owned()
+}
+
 /// The targets the Makefile defines.
 fn make_targets() -> Vec<String> {
     text("Makefile")
@@ -365,12 +383,7 @@ fn the_workflows_call_what_exists_and_publish_the_image_the_readme_names() {
     assert!(text("README.md").contains("make check"));
     let release = yaml(".github/workflows/release.yml");
     assert_eq!(release["on"]["push"]["tags"][0].as_str(), Some("v*"));
-    let makefile = text("Makefile");
-    let registry = makefile
-        .lines()
-        .find_map(|line| line.strip_prefix("REGISTRY   ?= "))
-        .unwrap();
-    let image = format!("{registry}/single-owner");
+    let image = release_image();
     let oci_target = release["jobs"]["release"]["steps"]
         .as_sequence()
         .unwrap()

@@ -413,6 +413,21 @@ fn examples_grant_policy_server_get_on_the_controllers_they_follow() {
     }
 }
 
+/// `make manifest`'s module is the image and version of the policy's Cargo.toml
+/// (`[package.metadata.release] image`, `v` and `version`), as the release pushes it.
+#[test]
+fn the_module_is_the_released_image() {
+    let cargo = read("Cargo.toml");
+    let field = |section: &str, key: &str| {
+        let from = &cargo[cargo.find(section).unwrap()..];
+        let line = from.lines().find(|line| line.starts_with(key)).unwrap();
+        line[key.len()..].trim().trim_matches('"').to_owned()
+    };
+    let image = field("[package.metadata.release]", "image = ");
+    let version = field("[package]", "version = ");
+    assert_eq!(MODULE, format!("registry://{image}:v{version}"));
+}
+
 #[test]
 fn settings_files_without_settings_mean_the_defaults() {
     for text in ["", "# nothing set\n", "{}\n"] {
