@@ -375,6 +375,16 @@ fn the_workflows_call_what_exists_and_publish_the_image_the_readme_names() {
             });
         assert!(pinned, "{action} is not pinned to a release");
     }
+    // The Artifact Hub files the release publishes, each kept in the repository.
+    let release_text = text(".github/workflows/release.yml");
+    for published in ["artifacthub-pkg.yml", "artifacthub-repo.yml", "README.md"] {
+        assert!(
+            release_text.contains(published),
+            "the release publishes {published}"
+        );
+        text(published);
+    }
+    assert!(yaml("artifacthub-repo.yml")["owners"].is_sequence());
     let test = text(".github/workflows/test.yml");
     assert!(
         test.contains("run: make check"),
