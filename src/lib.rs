@@ -84,7 +84,7 @@ pub extern "C" fn wapc_init() {
 }
 
 fn validate(payload: &[u8]) -> CallResult {
-    Ok(serde_json::to_vec(&policy::validate_with(payload, &Host))?)
+    Ok(policy::answer(&policy::validate_with(payload, &Host))?)
 }
 
 /// Kubewarden's host, which reads an object's controller for the rules through the

@@ -17,7 +17,8 @@ use std::{env, fs, hint::black_box, process::ExitCode};
 type Validate = fn(&[u8]) -> Vec<u8>;
 
 fn policy(payload: &[u8]) -> Vec<u8> {
-    serde_json::to_vec(&single_owner_policy::policy::validate(payload)).expect("serializable")
+    single_owner_policy::policy::answer(&single_owner_policy::policy::validate(payload))
+        .expect("serializable")
 }
 
 fn floor(payload: &[u8]) -> Vec<u8> {
