@@ -103,27 +103,7 @@ impl<'a> Facts<'a> {
                 new: new_marks.as_ref().map(|marks| Claim::read(mark, marks)),
             })
             .collect();
-        // A DELETE's templates are the stored object's: deleting a workload deletes what its
-        // templates claim (judged under `writes: Owner`, the only one that judges DELETE).
-        if let (Some(old), None) = (old.filter(|_| request.writes_the_object()), new) {
-            let kind = &request.kind;
-            let templates = template::templates(&kind.group, &kind.kind, old)
-                .map_err(|error| format!("oldObject.{error}"))?;
-            for template in templates {
-                let marks = Marks {
-                    labels: &template.labels,
-                    annotations: &template.annotations,
-                    object: None,
-                };
-                entries.extend(settings.owner_marks.iter().map(|mark| Entry {
-                    mark,
-                    template: Some(template.place.as_str()),
-                    old: Some(Claim::read(mark, &marks)),
-                    new: None,
-                }));
-            }
-        }
-        if let Some(new) = new.filter(|_| request.writes_the_object()) {
+        if request.writes_the_object() {
             let kind = &request.kind;
             let read = |object: &'a Object<'a>, side: &str| {
                 template::templates(&kind.group, &kind.kind, object)
@@ -133,20 +113,25 @@ impl<'a> Facts<'a> {
                 Some(old) => read(old, "oldObject")?,
                 None => &[],
             };
+            // The new object's templates; a DELETE's are the stored object's: deleting a
+            // workload deletes what its templates claim (judged under `writes: Owner`, the only
+            // one that judges DELETE).
+            let templates = match new {
+                Some(new) => read(new, "object")?,
+                None => old_templates,
+            };
             let marks = |template: &'a Template<'a>| Marks {
                 labels: &template.labels,
                 annotations: &template.annotations,
                 object: None,
             };
-            for new_template in read(new, "object")? {
-                let old_template = old_templates
-                    .iter()
-                    .find(|old| old.place == new_template.place);
+            for template in templates {
+                let old_template = old_templates.iter().find(|old| old.place == template.place);
                 entries.extend(settings.owner_marks.iter().map(|mark| Entry {
                     mark,
-                    template: Some(new_template.place.as_str()),
+                    template: Some(template.place.as_str()),
                     old: old_template.map(|old| Claim::read(mark, &marks(old))),
-                    new: Some(Claim::read(mark, &marks(new_template))),
+                    new: new.map(|_| Claim::read(mark, &marks(template))),
                 }));
             }
         }

@@ -29,9 +29,7 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
     {
         return None;
     }
-    let (_, _, api_version, kind) = SCALED.iter().find(|(group, resource, ..)| {
-        *request.resource.group == **group && *request.resource.resource == **resource
-    })?;
+    let (api_version, kind) = request.scaled()?;
     if control_plane::trusts(request, None, &settings.trusted_writers) {
         return None;
     }

@@ -87,7 +87,7 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
         })
     };
     // A `scale` UPDATE rewritten as one of its target (`crate::scale`): its body the object.
-    let scaled = || request.scales() && request.writes_the_object();
+    let scaled = || request.writes_the_object();
     (operation == Operation::Update && settings.judges_writes() && (declaring() || scaled()))
         || (operation == Operation::Create && request.targets(BINDING) && binding_marks())
         || subresource_changes_ownership(request, settings)

@@ -73,15 +73,16 @@ impl AdmissionRequest<'_> {
     /// Whether the body is the object as stored, templates included: a write of the object
     /// itself, or a `scale` write rewritten as one of its target (`crate::scale`).
     pub fn writes_the_object(&self) -> bool {
-        !self.is_subresource() || (self.scales() && !self.body_is_a_scale())
+        !self.is_subresource() || (self.scaled().is_some() && !self.body_is_a_scale())
     }
 
-    /// Whether the request targets the `scale` of a kind of [`SCALED`].
-    pub fn scales(&self) -> bool {
-        *self.sub_resource == *"scale"
-            && SCALED.iter().any(|(group, resource, ..)| {
-                *self.resource.group == **group && *self.resource.resource == **resource
-            })
+    /// The `(apiVersion, kind)` of the object whose `scale` the request targets, when it is of
+    /// a kind of [`SCALED`].
+    pub fn scaled(&self) -> Option<(&'static str, &'static str)> {
+        let (_, _, api_version, kind) = SCALED.iter().find(|(group, resource, ..)| {
+            *self.resource.group == **group && *self.resource.resource == **resource
+        })?;
+        (*self.sub_resource == *"scale").then_some((api_version, kind))
     }
 
     /// Whether the request targets this subresource of a core resource, as
