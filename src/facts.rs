@@ -1,14 +1,18 @@
 //! What the rules read of a request, read once: the objects the operation compares, the claim
 //! of each owner mark on each side — on the object and in each of its templates
 //! ([`crate::template`]) — the offer on each side, the owners the requester acts for, and
-//! whether the request only finishes a deletion ([`crate::deletion`]). Every rule is a function
+//! whether the request only finishes a deletion ([`crate::deletion`]) and, on demand, what an
+//! update changes ([`crate::edit`]). Every rule is a function
 //! of these facts, which no rule changes.
 
 mod sides;
 
 pub use sides::{Sides, annotation_keys, marks_of};
 
+use std::cell::OnceCell;
+
 use crate::deletion;
+use crate::edit::{self, Edit};
 use crate::identity::Acting;
 use crate::owner::{Claim, MarkName, Marks, OwnerMark};
 use crate::request::{AdmissionRequest, Object};
@@ -68,6 +72,8 @@ pub struct Facts<'a> {
     pub acting: Option<Acting>,
     /// Whether the request only finishes a deletion that has begun ([`deletion`]).
     pub finishing: bool,
+    /// What an UPDATE changes, read once, on the first call of [`Facts::edit`].
+    edit: OnceCell<Edit>,
 }
 
 impl<'a> Facts<'a> {
@@ -147,6 +153,16 @@ impl<'a> Facts<'a> {
             new_offer,
             acting,
             finishing,
+            edit: OnceCell::new(),
+        })
+    }
+
+    /// What the request changes ([`edit`]): read on the first call, only when a rule asks
+    /// (`writes: Owner`, for a requester that may not write); `Other` but for an UPDATE.
+    pub fn edit(&self) -> Edit {
+        *self.edit.get_or_init(|| match self.sides {
+            Sides::Update(old, new) => edit::of(&self.request.kind, old, new),
+            Sides::Create(_) | Sides::Delete(_) => Edit::Other,
         })
     }
 

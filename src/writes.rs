@@ -19,11 +19,12 @@
 //! administrators with `access: Write` (docs/rules.md, "What `writes: Owner` guards").
 //!
 //! A write through a subresource is judged only when it changes what the rules guard
-//! ([`crate::facts::Sides`]): status writers write for every owner's objects. A kept mark in a
-//! template is written with its object, and judged there.
+//! ([`crate::facts::Sides`]): status writers write for every owner's objects. A template's
+//! kept claim is written with its object: judged on the object when the object keeps the same
+//! owner, on its own otherwise (the decision's `judged_on_the_object`).
 
-use crate::edit::{self, Edit};
-use crate::facts::{Entry, Facts, Sides};
+use crate::edit::Edit;
+use crate::facts::{Entry, Facts};
 use crate::owner::Claim;
 use crate::requester;
 use crate::settings::Writes;
@@ -38,7 +39,8 @@ pub fn guarded(writes: Writes, owner: impl FnOnce() -> Option<bool>, finishing: 
 
 /// The owner writes rule: why the requester may not update or delete (`entry`'s side of) an
 /// object whose mark names `owner` — `inherited` from its controller or not — if it may not.
-/// What an update changes is read only when the requester may not write for the owner.
+/// What an update changes is read only when the requester may not write for the owner, and
+/// once for all the marks ([`Facts::edit`]).
 pub fn rule<'a>(
     facts: &Facts<'a>,
     entry: &Entry<'a>,
@@ -50,10 +52,7 @@ pub fn rule<'a>(
         return None;
     }
     let denial = requester::rule(facts, Act::Write, owner, inherited)?;
-    let Sides::Update(old, new) = facts.sides else {
-        return Some(denial);
-    };
-    match edit::of(&facts.request.kind, old, new) {
+    match facts.edit() {
         Edit::AddsFinalizers => None,
         Edit::InjectsCa => requester::rule(facts, Act::InjectCa, owner, inherited),
         Edit::Other => Some(denial),
