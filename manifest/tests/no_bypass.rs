@@ -1260,11 +1260,12 @@ struct Target {
 }
 
 /// A write that a rule of the trusted control plane (Kubernetes' own, and the writers of
-/// [`trusted_writers`]) names: the writer's user name and group, an operation, a resource.
+/// [`trusted_writers`]) names: the writer's user name and the groups its trust needs (a
+/// service account's or a node's, as the API server gives them), an operation, a resource.
 #[derive(Debug, Clone)]
 struct Granted {
     user: String,
-    group: Option<&'static str>,
+    groups: Vec<&'static str>,
     /// For a service account of kube-system, its name.
     account: Option<String>,
     operation: String,
@@ -1279,15 +1280,19 @@ fn granted() -> Vec<Vec<Granted>> {
     let settings = Settings::from_json(pool.as_bytes()).unwrap();
     let mut granted: Vec<Vec<Granted>> = Vec::new();
     for trust in control_plane::rules(&settings.trusted_writers) {
-        let (user, group, account) = match trust.writer {
+        let (user, groups, account) = match trust.writer {
             Writer::KubeSystemServiceAccount(account) => (
                 format!("{KUBE_SYSTEM_PREFIX}{account}"),
-                Some(KUBE_SYSTEM_GROUP),
+                vec![KUBE_SYSTEM_GROUP],
                 Some(account.to_owned()),
             ),
-            Writer::User(user) => (user.to_owned(), None, None),
-            Writer::Users(pattern) => (pattern.replace('*', "-x-"), None, None),
-            Writer::Node => (format!("{NODE_PREFIX}n1"), Some(NODES_GROUP), None),
+            Writer::User(user) => (user.to_owned(), vouching(user), None),
+            Writer::Users(pattern) => {
+                let user = pattern.replace('*', "-x-");
+                let groups = vouching(&user);
+                (user, groups, None)
+            }
+            Writer::Node => (format!("{NODE_PREFIX}n1"), vec![NODES_GROUP], None),
         };
         for operation in trust.operations {
             for resource in trust.resources.iter() {
@@ -1299,7 +1304,7 @@ fn granted() -> Vec<Vec<Granted>> {
                 let (resource_group, name, subresource) = resource;
                 let writes = Granted {
                     user: user.clone(),
-                    group,
+                    groups: groups.clone(),
                     account: account.clone(),
                     operation: operation.to_string(),
                     resource: (
@@ -1394,7 +1399,7 @@ fn arb_target() -> impl Strategy<Value = Target> {
             };
             let groups = groups
                 .into_iter()
-                .chain(granted.group.filter(|_| with_group))
+                .chain(granted.groups.iter().copied().filter(|_| with_group))
                 .map(str::to_owned)
                 .collect();
             let (group, resource, subresource) = granted.resource;
