@@ -18,7 +18,8 @@
 //! └── edit                     what an update changes: finalizers, CA bundles
 //!     └── deletion             the writes that finish a deletion under way
 //! offer                        the offer annotation's format
-//! settings  (request, owner, identity, control_plane, dns)   the settings, their validation
+//! settings  (request, owner, identity, control_plane, dns, lookup)   the settings, their
+//!                              validation
 //! violation (request, owner, identity, scope, offer)   the rules, the typed reasons and the
 //!                              one shape of a denial
 //! facts     (all of the above) what the rules read of a request, once
@@ -84,7 +85,7 @@ pub extern "C" fn wapc_init() {
 }
 
 fn validate(payload: &[u8]) -> CallResult {
-    Ok(policy::answer(&policy::validate_with(payload, &Host))?)
+    Ok(policy::answer(payload, &Host))
 }
 
 /// Kubewarden's host, which reads an object's controller for the rules through the

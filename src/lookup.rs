@@ -39,7 +39,7 @@ pub(crate) fn field<'a>(object: &'a str, key: &str) -> Option<Option<&'a str>> {
 }
 
 /// Whether the JSON string `name` (quoted) says `key`.
-fn is_key(name: &str, key: &str) -> bool {
+pub(crate) fn is_key(name: &str, key: &str) -> bool {
     match name.contains('\\') {
         false => name.get(1..name.len() - 1) == Some(key),
         true => serde_json::from_str::<String>(name).is_ok_and(|name| name == key),

@@ -1,26 +1,14 @@
 //! Mutation: the new object with an owner mark stamped or a consumed offer removed, for a
 //! mutating response.
 //!
-//! Only a mutating response needs the whole object, so only then is the payload read again,
-//! into a JSON tree; every other request is judged on the lean view alone.
-
-use serde::Deserialize;
-use serde_json::{Map, Value};
+//! Only a mutating response needs the whole object, so only then is its text read again: its
+//! members are copied as written, but for the metadata's maps the mutation changes. Every other
+//! request is judged on the lean view alone.
 
 use crate::facts::{Facts, Sides};
+use crate::lookup;
 use crate::owner::{Claim, Place};
 use crate::scope;
-
-/// The part of the payload stamping reads.
-#[derive(Deserialize)]
-struct Payload {
-    request: Request,
-}
-
-#[derive(Deserialize)]
-struct Request {
-    object: Value,
-}
 
 /// What the policy changes in the object it admits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,56 +67,108 @@ fn stamp(facts: &Facts<'_>) -> Option<(Place, Vec<(String, String)>)> {
     })
 }
 
-/// The request's object with the mutation applied.
-pub fn mutated_object(payload: &[u8], mutation: &Mutation) -> Result<Value, String> {
-    let Payload {
-        request: Request { mut object },
-    } = std::str::from_utf8(payload)
-        .map_err(|error| error.to_string())
-        .and_then(|text| serde_json::from_str(text).map_err(|error| error.to_string()))?;
-    let metadata = object
-        .as_object_mut()
-        .ok_or("`object` is not a JSON object")?
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let metadata = as_map(metadata).ok_or("`object.metadata` is not a JSON object")?;
-    if let Some(key) = &mutation.remove_annotation
-        && let Some(annotations) = metadata
-            .get_mut("annotations")
-            .and_then(Value::as_object_mut)
-    {
-        annotations.remove(key);
-    }
-    for (field, values) in [
+/// The request's object with the mutation applied, as JSON text: its members as written, but
+/// for the labels and annotations the mutation adds (or replaces) and the one it removes.
+pub fn mutated_object(payload: &[u8], mutation: &Mutation) -> Result<String, String> {
+    let text = std::str::from_utf8(payload).map_err(|error| error.to_string())?;
+    let object = lookup::field(text, "request")
+        .flatten()
+        .and_then(|request| lookup::field(request, "object"))
+        .flatten()
+        .map(lookup::value)
+        .filter(|object| object.starts_with('{'))
+        .ok_or("`object` is not a JSON object")?;
+    let removed = (mutation.remove_annotation.iter()).map(|key| ("annotations", key, None));
+    let added = [
         ("labels", &mutation.labels),
         ("annotations", &mutation.annotations),
-    ] {
-        if values.is_empty() {
-            continue;
-        }
-        let map = metadata
-            .entry(field)
-            .or_insert_with(|| Value::Object(Map::new()));
-        let map = as_map(map).ok_or(format!("`object.metadata.{field}` is not a JSON object"))?;
-        for (key, value) in values {
-            map.insert(key.clone(), Value::String(value.clone()));
-        }
+    ]
+    .into_iter()
+    .flat_map(|(field, values)| (values.iter()).map(move |(key, value)| (field, key, Some(value))));
+    let mut edits = removed.chain(added).peekable();
+    if edits.peek().is_none() {
+        return Ok(object.to_owned());
     }
-    Ok(object)
+    with_member(object, "`object`", "metadata", |metadata| {
+        let mut metadata = metadata.unwrap_or("{}").to_owned();
+        for (field, key, value) in edits {
+            let what = format!("`object.metadata.{field}`");
+            metadata = with_member(&metadata, "`object.metadata`", field, |map| {
+                match (map, value) {
+                    // Nothing to remove from.
+                    (None, None) => Ok(None),
+                    (map, value) => {
+                        let value = value.map(|value| quoted(value)).transpose()?;
+                        with_member(map.unwrap_or("{}"), &what, key, |_| Ok(value)).map(Some)
+                    }
+                }
+            })?;
+        }
+        Ok(Some(metadata))
+    })
 }
 
-/// The map inside a JSON object value; a `null` becomes an empty map.
-fn as_map(value: &mut Value) -> Option<&mut Map<String, Value>> {
-    if value.is_null() {
-        *value = Value::Object(Map::new());
+/// The JSON object `object` with the value of `key` what `edit` makes of it (given the value,
+/// if the key is there): replaced, dropped or added (`Some`, `None`); its other members as
+/// written. A `null` is an empty object; anything else but an object is refused as `what`.
+fn with_member(
+    object: &str,
+    what: &str,
+    key: &str,
+    edit: impl FnOnce(Option<&str>) -> Result<Option<String>, String>,
+) -> Result<String, String> {
+    let not_an_object = || format!("{what} is not a JSON object");
+    let members = lookup::members(object).ok_or_else(not_an_object)?;
+    let mut written = String::with_capacity(object.len() + 64);
+    let mut edit = Some(edit);
+    for (name, value) in members {
+        let value = match lookup::is_key(name, key).then(|| edit.take()).flatten() {
+            Some(edit) => match edit(Some(value))? {
+                Some(value) => value,
+                None => continue,
+            },
+            None => value.to_owned(),
+        };
+        written.extend([
+            if written.is_empty() { "{" } else { "," },
+            name,
+            ":",
+            &value,
+        ]);
     }
-    value.as_object_mut()
+    if let Some(edit) = edit
+        && let Some(value) = edit(None)?
+    {
+        let key = quoted(key)?;
+        written.extend([
+            if written.is_empty() { "{" } else { "," },
+            &key,
+            ":",
+            &value,
+        ]);
+    }
+    match written.is_empty() {
+        true => written.push_str("{}"),
+        false => written.push('}'),
+    }
+    Ok(written)
+}
+
+/// `text` as a JSON string.
+fn quoted(text: &str) -> Result<String, String> {
+    serde_json::to_string(text).map_err(|error| error.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// The object `mutation` makes of `object`, read back.
+    fn mutated(object: Value, mutation: &Mutation) -> Result<Value, String> {
+        let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
+        mutated_object(&payload, mutation).map(|text| serde_json::from_str(&text).unwrap())
+    }
 
     #[test]
     fn labels_are_added_wherever_metadata_stands() {
@@ -144,10 +184,11 @@ mod tests {
              json!({"metadata": {"name": "x", "labels": {"appID": "ClusterExtension.a"}}})),
             (json!({"metadata": {"labels": {"app": "x"}}}),
              json!({"metadata": {"labels": {"app": "x", "appID": "ClusterExtension.a"}}})),
+            (json!({"metadata": {"labels": {"appID": "", "app": "x"}}}),
+             json!({"metadata": {"labels": {"appID": "ClusterExtension.a", "app": "x"}}})),
         ];
         for (object, expected) in rows {
-            let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
-            assert_eq!(mutated_object(&payload, &stamp), Ok(expected));
+            assert_eq!(mutated(object, &stamp), Ok(expected));
         }
     }
 
@@ -161,9 +202,8 @@ mod tests {
             ..Mutation::default()
         };
         let object = json!({"metadata": {"annotations": {"note": "x"}}});
-        let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
         let expected = json!({"metadata": {"annotations": {"note": "x", "camel.apache.org/operator.id": "operator-1"}}});
-        assert_eq!(mutated_object(&payload, &stamp), Ok(expected));
+        assert_eq!(mutated(object, &stamp), Ok(expected));
     }
 
     #[test]
@@ -173,10 +213,29 @@ mod tests {
             ..Mutation::default()
         };
         let object = json!({"metadata": {"annotations": {"offer": "b", "note": "x"}, "labels": {"appID": "b"}}});
-        let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
         let expected =
             json!({"metadata": {"annotations": {"note": "x"}, "labels": {"appID": "b"}}});
-        assert_eq!(mutated_object(&payload, &consume), Ok(expected));
+        assert_eq!(mutated(object, &consume), Ok(expected));
+    }
+
+    /// The object is copied as written but for the map the mutation changes: the API server's
+    /// own text (its key order, its escapes) goes back into the patch policy-server computes.
+    #[test]
+    fn the_rest_of_the_object_is_kept_as_written() {
+        let stamp = Mutation {
+            labels: vec![("a\"b".to_owned(), "c".to_owned())],
+            remove_annotation: Some("offer".to_owned()),
+            ..Mutation::default()
+        };
+        let payload =
+            br#"{"request": {"object": {"kind": "ConfigMap", "data": {"k": "\u00e9 1.50"},
+            "metadata": {"annotations": {"o\u0066fer": "b", "n": "x"}, "name": "y"}}}}"#;
+        assert_eq!(
+            mutated_object(payload, &stamp).as_deref(),
+            Ok(
+                r#"{"kind":"ConfigMap","data":{"k": "\u00e9 1.50"},"metadata":{"annotations":{"n":"x"},"name":"y","labels":{"a\"b":"c"}}}"#
+            )
+        );
     }
 
     #[test]
@@ -196,8 +255,7 @@ mod tests {
                 "`object.metadata.labels` is not a JSON object",
             ),
         ] {
-            let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
-            assert_eq!(mutated_object(&payload, &stamp), Err(error.to_owned()));
+            assert_eq!(mutated(object, &stamp), Err(error.to_owned()));
         }
     }
 }

@@ -4,11 +4,10 @@
 //! exemptions are applied to a denial, a mutation becomes the mutated object, and each outcome
 //! becomes the response policy-server expects.
 
-use std::collections::HashMap;
-
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
-use serde::Deserialize;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::decision::{self, Decision};
 use crate::derivation::{NoHost, Parents};
@@ -26,23 +25,17 @@ pub const BAD_REQUEST: u16 = 400;
 /// The audit annotation that records a bypassed rule.
 pub const EXEMPTION_ANNOTATION: &str = "single-owner-policy-exemption";
 
-/// The JSON serde writes for a plain acceptance (`ValidationResponse` with `accepted` and nothing
-/// else; a test keeps the two equal). Most requests get it: written out, it costs nothing.
-pub const ACCEPTED: &[u8] = br#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#;
+/// The JSON of a plain acceptance, as Kubewarden's `ValidationResponse` is written (with
+/// `accepted` and nothing else; a test keeps the two equal). Most requests get it: written out,
+/// it costs nothing.
+pub const ACCEPTED: &str = r#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#;
 
-/// The JSON of a response, as policy-server reads it.
-pub fn answer(response: &ValidationResponse) -> serde_json::Result<Vec<u8>> {
-    let plain = response.accepted
-        && response.message.is_none()
-        && response.code.is_none()
-        && response.mutated_object.is_none()
-        && response.audit_annotations.is_none()
-        && response.warnings.is_none();
-    match plain {
-        true => Ok(ACCEPTED.to_vec()),
-        false => serde_json::to_vec(response),
-    }
-}
+/// The JSON of an acceptance as a mutated object, written around the object's text (a test
+/// keeps it equal to the SDK's `ValidationResponse`): the object is never read into a tree.
+const MUTATED: [&str; 2] = [
+    r#"{"accepted":true,"message":null,"code":null,"mutated_object":"#,
+    r#","audit_annotations":null,"warnings":null}"#,
+];
 
 /// Evaluates a `validate` payload: `{"request": AdmissionRequest, "settings": Settings}`,
 /// with no host to read controllers from: a copy of a controller's marks is judged as a claim.
@@ -50,25 +43,41 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
     validate_with(payload, &NoHost)
 }
 
-/// Evaluates a `validate` payload, reading controllers through `parents` when the rules ask.
-/// A `scale` UPDATE under `writes: Owner` is judged as an UPDATE of its target, read through
-/// `parents` ([`scale`]).
+/// Evaluates a `validate` payload, reading controllers through `parents`: the response
+/// policy-server reads, read back from [`answer`]'s JSON.
 pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationResponse {
+    let json = answer(payload, parents);
+    serde_json::from_slice(&json).unwrap_or_else(|error| ValidationResponse {
+        accepted: false,
+        message: Some(format!(
+            "the policy wrote a response it cannot read: {error}"
+        )),
+        code: Some(BAD_REQUEST),
+        mutated_object: None,
+        audit_annotations: None,
+        warnings: None,
+    })
+}
+
+/// Evaluates a `validate` payload into the JSON of its response, as policy-server reads it;
+/// controllers are read through `parents` when the rules ask. A `scale` UPDATE under
+/// `writes: Owner` is judged as an UPDATE of its target, read through `parents` ([`scale`]).
+pub fn answer(payload: &[u8], parents: &dyn Parents) -> Vec<u8> {
     let parsed = match Payload::parse(payload) {
         Ok(parsed) => parsed,
-        Err(error) => return unreadable(&error),
+        Err(error) => return Verdict::Unreadable(error).answer(),
     };
     let ValidatePayload { request, settings } = &parsed.parsed;
     let target = scale::target(request, settings).filter(|_| parents.reads());
     let Some(target) = target else {
-        return parsed.verdict(parents).response();
+        return parsed.verdict(parents).answer();
     };
     match parents.get(&target) {
         Ok(object) => match scale::as_update(payload, &target, &object) {
-            Ok(update) => validate_with(&update, parents),
-            Err(why) => unreadable(&why),
+            Ok(update) => answer(&update, parents),
+            Err(why) => Verdict::Unreadable(why).answer(),
         },
-        Err(error) => reject(scale::unreadable(&target, &error), DENIED),
+        Err(error) => Response::reject(scale::unreadable(&target, &error), DENIED).json(),
     }
 }
 
@@ -83,8 +92,8 @@ pub struct Payload<'a> {
 pub enum Verdict<'a> {
     /// Admitted as it is.
     Allow,
-    /// Admitted as this object (stamped, or with a consumed offer removed).
-    Mutate(serde_json::Value),
+    /// Admitted as this object, its JSON text (stamped, or with a consumed offer removed).
+    Mutate(String),
     /// Denied: every rule that failed.
     Deny(Vec<Violation<'a>>),
     /// Admitted, though these rules failed, because the requester is exempt (`who`).
@@ -125,17 +134,20 @@ impl<'a> Payload<'a> {
 }
 
 impl Verdict<'_> {
-    /// The response policy-server expects.
-    pub fn response(self) -> ValidationResponse {
+    /// The JSON of the response policy-server expects.
+    pub fn answer(self) -> Vec<u8> {
         match self {
-            Verdict::Allow => accept(),
-            Verdict::Mutate(object) => ValidationResponse {
-                mutated_object: Some(object),
-                ..accept()
-            },
-            Verdict::Deny(violations) => reject(violation::lines(&violations), DENIED),
-            Verdict::Exempt { who, violations } => accept_exempt(&who, &violations),
-            Verdict::Unreadable(why) => unreadable(&why),
+            Verdict::Allow => ACCEPTED.into(),
+            Verdict::Mutate(object) => [MUTATED[0], &object, MUTATED[1]].concat().into(),
+            Verdict::Deny(violations) => {
+                Response::reject(violation::lines(&violations), DENIED).json()
+            }
+            Verdict::Exempt { who, violations } => Response::exempt(&who, &violations).json(),
+            Verdict::Unreadable(why) => Response::reject(
+                format!("cannot read the admission request: {why}"),
+                BAD_REQUEST,
+            )
+            .json(),
         }
     }
 }
@@ -197,66 +209,110 @@ fn exemption(request: &AdmissionRequest<'_>, settings: &Settings) -> Option<Stri
     Some(format!("user {user} of exempt group {group}"))
 }
 
-fn accept() -> ValidationResponse {
-    ValidationResponse {
-        accepted: true,
-        message: None,
-        code: None,
-        mutated_object: None,
-        audit_annotations: None,
-        warnings: None,
+/// Kubewarden's `ValidationResponse` with its fields in its order, as its JSON is written (a
+/// test keeps the two equal), for what is not a plain or mutating acceptance: the SDK's type
+/// would bring the serialisation of a JSON tree and a hash map, which the policy never writes.
+#[derive(Serialize)]
+struct Response {
+    accepted: bool,
+    message: Option<String>,
+    code: Option<u16>,
+    /// Always `null`: a mutated object is written as [`MUTATED`].
+    mutated_object: (),
+    audit_annotations: Option<Exemption>,
+    warnings: Option<Vec<String>>,
+}
+
+/// The audit annotation that records the rules an exempt requester bypassed: a map of one.
+struct Exemption(String);
+
+impl Serialize for Exemption {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(EXEMPTION_ANNOTATION, &self.0)?;
+        map.end()
     }
 }
 
-/// Accepts what `violations` deny, because the requester is `exempt`: a warning per bypassed
-/// rule, and all of them, one per line, in the audit annotation.
-fn accept_exempt(exempt: &str, violations: &[Violation<'_>]) -> ValidationResponse {
-    let bypassed = format!("{exempt} bypassed: {}", violation::lines(violations));
-    ValidationResponse {
-        audit_annotations: Some(HashMap::from([(EXEMPTION_ANNOTATION.to_owned(), bypassed)])),
-        warnings: Some(
-            violations
-                .iter()
-                .map(|violation| format!("{exempt} bypassed: {violation}"))
-                .collect(),
-        ),
-        ..accept()
+impl Response {
+    fn reject(message: String, code: u16) -> Self {
+        Response {
+            accepted: false,
+            message: Some(message),
+            code: Some(code),
+            mutated_object: (),
+            audit_annotations: None,
+            warnings: None,
+        }
     }
-}
 
-fn reject(message: String, code: u16) -> ValidationResponse {
-    ValidationResponse {
-        accepted: false,
-        message: Some(message),
-        code: Some(code),
-        ..accept()
+    /// Accepts what `violations` deny, because the requester is `exempt`: a warning per
+    /// bypassed rule, and all of them, one per line, in the audit annotation.
+    fn exempt(exempt: &str, violations: &[Violation<'_>]) -> Self {
+        let bypassed = format!("{exempt} bypassed: {}", violation::lines(violations));
+        Response {
+            accepted: true,
+            message: None,
+            code: None,
+            mutated_object: (),
+            audit_annotations: Some(Exemption(bypassed)),
+            warnings: Some(
+                violations
+                    .iter()
+                    .map(|violation| format!("{exempt} bypassed: {violation}"))
+                    .collect(),
+            ),
+        }
     }
-}
 
-/// Rejects a request the policy cannot read, saying why.
-fn unreadable(why: &str) -> ValidationResponse {
-    reject(
-        format!("cannot read the admission request: {why}"),
-        BAD_REQUEST,
-    )
+    /// The response's JSON; a string always serialises.
+    fn json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
+    /// Each response is written as the SDK's `ValidationResponse` writes it, field for field.
     #[test]
-    fn a_plain_acceptance_is_written_as_serde_writes_it() {
-        assert_eq!(serde_json::to_vec(&accept()).unwrap(), ACCEPTED);
-        assert_eq!(answer(&accept()).unwrap(), ACCEPTED);
-        let warned = ValidationResponse {
-            warnings: Some(vec!["w".to_owned()]),
-            ..accept()
+    fn responses_are_written_as_the_sdks() {
+        let owned = |owner: &str| json!({"metadata": {"name": "x", "labels": {"appID": owner}}});
+        let change = |settings: Value| {
+            let request = json!({"uid": "1", "kind": {"kind": "ConfigMap"}, "operation": "UPDATE",
+                "userInfo": {"username": "alice"}, "object": owned("ClusterExtension.b"),
+                "oldObject": owned("ClusterExtension.a")});
+            let payload = json!({"request": request, "settings": settings});
+            answer(&serde_json::to_vec(&payload).unwrap(), &NoHost)
         };
-        assert_eq!(
-            answer(&warned).unwrap(),
-            serde_json::to_vec(&warned).unwrap()
-        );
+        let exempt = json!({"exemptions": {"users": ["alice"]}});
+        let mutated = r#"{"metadata":{"labels":{"appID":"a"},"name":"x"}}"#;
+        let rows = [
+            (Verdict::Allow.answer(), (true, None, false, false)),
+            (
+                Verdict::Mutate(mutated.to_owned()).answer(),
+                (true, None, true, false),
+            ),
+            (change(Value::Null), (false, Some(DENIED), false, false)),
+            (change(exempt), (true, None, false, true)),
+            (
+                answer(b"[]", &NoHost),
+                (false, Some(BAD_REQUEST), false, false),
+            ),
+        ];
+        for (json, expected) in rows {
+            let sdk: ValidationResponse = serde_json::from_slice(&json).unwrap();
+            let found = (
+                sdk.accepted,
+                sdk.code,
+                sdk.mutated_object.is_some(),
+                sdk.audit_annotations.is_some(),
+            );
+            assert_eq!(found, expected, "{}", String::from_utf8_lossy(&json));
+            assert_eq!(serde_json::to_vec(&sdk).unwrap(), json);
+        }
     }
 
     #[test]
