@@ -2,7 +2,7 @@
 #
 #   make demo    run the policy on the sample requests under examples/
 #   make check   every test: format, lints, unit tests, e2e through the .wasm, the demo,
-#                bench smoke run
+#                bench smoke run, the module's size budget
 #
 # Both install what a fresh machine lacks first (scripts/setup).
 
@@ -14,7 +14,7 @@ IMAGE_NAME ?= $(shell sed -n 's/^image = "\(.*\)"/\1/p' Cargo.toml)
 IMAGE      := $(IMAGE_NAME):v$(VERSION)
 
 .PHONY: check
-check: setup-check fmt lint test e2e-tests demo bench-smoke
+check: setup-check fmt lint test e2e-tests demo bench-smoke size
 
 # What a fresh machine lacks: the wasm32-wasip1 target, jq and wasm-opt (and, for
 # `make check`, rustfmt, clippy and bats); installed with rustup and apt-get.
@@ -113,6 +113,15 @@ bench-smoke: policy.wasm runner
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
 	cargo run -p single-owner-manifest --example skip-rate -- --smoke
+
+# The module from cargo stays within its budget, 400 KiB (docs/development.md, "Size and small
+# requests"): policy-server downloads, compiles and keeps it in every worker.
+MODULE_BUDGET ?= 409600
+.PHONY: size
+size: policy.wasm
+	@size=$$(wc -c < $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm); \
+	echo "size: the module from cargo is $$size bytes, the budget $(MODULE_BUDGET)"; \
+	test "$$size" -le $(MODULE_BUDGET) || { echo "size: over budget" >&2; exit 1; }
 
 # Prints the ClusterAdmissionPolicy for a settings file, with the matchConditions derived from
 # the settings (manifest/; see docs/match-conditions.md); NAME overrides its name
