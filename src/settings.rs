@@ -543,7 +543,7 @@ mod tests {
                 "ownerLabels was renamed to ownerMarks in 0.2.0; write each entry's `key: K` as `label: K` (kindKey and the kinds stay), or `annotation: K` for an annotation",
             ),
             (
-                r#"{"transferAnnotation": "x/offer"}"#,
+                r#"{"adoption": "Allow", "transferAnnotation": null}"#,
                 "transferAnnotation was renamed to offerAnnotation in 0.2.0; offers now read `<mark>: <from> -> <to>`",
             ),
             (
