@@ -112,6 +112,9 @@ bench-smoke: policy.wasm runner
 	./bench/compare --smoke $(RUNNER) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
+	./bench/instructions --smoke $(RUNNER) policy.wasm \
+		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
+		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
 	cargo run -p single-owner-manifest --example skip-rate -- --smoke
 
 # The module from cargo stays within its budget, 400 KiB (docs/development.md, "Size and small
