@@ -28,7 +28,11 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
     let create = and([not_subresource(), or(create)]);
     // A Binding's labels and annotations, which the API server copies onto its Pod.
     let offer = Some(settings.offer_annotation.as_str());
-    let binding = and([targets(BINDING), carries(NEW, keys, offer)]);
+    let (resource, subresource) = BINDING;
+    let binding = and([
+        targets("", resource, subresource),
+        carries(NEW, keys, offer),
+    ]);
     (
         name,
         or([atom("request.operation != 'CREATE'"), create, binding]),

@@ -33,10 +33,10 @@ pub(super) fn not_subresource() -> Expr {
     atom("(!has(request.subResource) || request.subResource == '')")
 }
 
-/// Whether the request targets this subresource of a core resource, `(resource, subresource)`.
-pub(super) fn targets((resource, subresource): (&str, &str)) -> Expr {
+/// Whether the request targets `subresource` of `resource` in API group `group` (`""`: core).
+pub(super) fn targets(group: &str, resource: &str, subresource: &str) -> Expr {
     and([
-        atom("request.resource.group == ''"),
+        atom(format!("request.resource.group == {}", quote(group))),
         atom(format!("request.resource.resource == {}", quote(resource))),
         atom("has(request.subResource)"),
         atom(format!("request.subResource == {}", quote(subresource))),

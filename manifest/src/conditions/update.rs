@@ -32,17 +32,11 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
             let templates = or([templates_carry(OLD, keys), templates_carry(NEW, keys)]);
             let owned = or([carries(OLD, keys, None), templates]);
             update.push(and([not_subresource(), owned]));
-            let declaring = or(DECLARING_SUBRESOURCES.map(targets));
+            let declaring =
+                or(DECLARING_SUBRESOURCES.map(|(resource, sub)| targets("", resource, sub)));
             update.push(and([declaring, carries(OLD, keys, None)]));
             // A `scale` carries none of its target's marks: the policy reads the target.
-            let scaled = SCALED.map(|(group, resource, ..)| {
-                and([
-                    atom(format!("request.resource.group == {}", quote(group))),
-                    atom(format!("request.resource.resource == {}", quote(resource))),
-                    atom("has(request.subResource)"),
-                    atom("request.subResource == 'scale'"),
-                ])
-            });
+            let scaled = SCALED.map(|(group, resource, ..)| targets(group, resource, "scale"));
             update.push(or(scaled));
         }
     }
