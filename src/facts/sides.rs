@@ -78,11 +78,12 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
     let binding_marks = || {
         request.object.as_ref().is_some_and(|binding| {
             let metadata = &binding.metadata;
-            let label = |(place, key): (Place, &str)| {
-                place == Place::Label && metadata.labels.contains_key(key)
-            };
-            settings.guarded_keys().any(label)
-                || annotation_keys(settings).any(|key| metadata.annotations.contains_key(key))
+            settings.guarded_keys().any(|(place, key)| match place {
+                Place::Label => metadata.labels.contains_key(key),
+                Place::Annotation => metadata.annotations.contains_key(key),
+            }) || metadata
+                .annotations
+                .contains_key(&*settings.offer_annotation)
         })
     };
     // A `scale` UPDATE rewritten as one of its target (`crate::scale`): its body the object.
