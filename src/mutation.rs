@@ -67,10 +67,10 @@ fn stamp(facts: &Facts<'_>) -> Option<(Place, Vec<(String, String)>)> {
     })
 }
 
-/// The request's object with the mutation applied, as JSON text: its members as written, but
-/// for the labels and annotations the mutation adds (or replaces) and the one it removes.
-pub fn mutated_object(payload: &[u8], mutation: &Mutation) -> Result<String, String> {
-    let text = std::str::from_utf8(payload).map_err(|error| error.to_string())?;
+/// The request's object in the payload's `text` with the mutation applied, as JSON text: its
+/// members as written, but for the labels and annotations the mutation adds (or replaces) and
+/// the one it removes.
+pub fn mutated_object(text: &str, mutation: &Mutation) -> Result<String, String> {
     let object = lookup::field(text, "request")
         .flatten()
         .and_then(|request| lookup::field(request, "object"))
@@ -166,7 +166,7 @@ mod tests {
 
     /// The object `mutation` makes of `object`, read back.
     fn mutated(object: Value, mutation: &Mutation) -> Result<Value, String> {
-        let payload = serde_json::to_vec(&json!({"request": {"object": object}})).unwrap();
+        let payload = json!({"request": {"object": object}}).to_string();
         mutated_object(&payload, mutation).map(|text| serde_json::from_str(&text).unwrap())
     }
 
@@ -227,8 +227,7 @@ mod tests {
             remove_annotation: Some("offer".to_owned()),
             ..Mutation::default()
         };
-        let payload =
-            br#"{"request": {"object": {"kind": "ConfigMap", "data": {"k": "\u00e9 1.50"},
+        let payload = r#"{"request": {"object": {"kind": "ConfigMap", "data": {"k": "\u00e9 1.50"},
             "metadata": {"annotations": {"o\u0066fer": "b", "n": "x"}, "name": "y"}}}}"#;
         assert_eq!(
             mutated_object(payload, &stamp).as_deref(),

@@ -73,7 +73,7 @@ pub fn answer(payload: &[u8], parents: &dyn Parents) -> Vec<u8> {
         return parsed.verdict(parents).answer();
     };
     match parents.get(&target) {
-        Ok(object) => match scale::as_update(payload, &target, &object) {
+        Ok(object) => match scale::as_update(parsed.text, &target, &object) {
             Ok(update) => answer(&update, parents),
             Err(why) => Verdict::Unreadable(why).answer(),
         },
@@ -83,7 +83,8 @@ pub fn answer(payload: &[u8], parents: &dyn Parents) -> Vec<u8> {
 
 /// A `validate` payload, read.
 pub struct Payload<'a> {
-    raw: &'a [u8],
+    /// The payload's text, checked to be UTF-8 once, here.
+    text: &'a str,
     parsed: ValidatePayload<'a>,
 }
 
@@ -110,8 +111,18 @@ pub enum Verdict<'a> {
 impl<'a> Payload<'a> {
     /// Reads a payload; an error names the path of the offending field.
     pub fn parse(raw: &'a [u8]) -> Result<Payload<'a>, String> {
-        let parsed = ValidatePayload::from_json(raw)?;
-        Ok(Payload { raw, parsed })
+        let read = |text: &'a str| match serde_json::from_str(text) {
+            Ok(parsed) => Ok(Payload { text, parsed }),
+            Err(error) => Err(error_path::explain(raw, &error)),
+        };
+        error_path::utf8(raw).and_then(read).map_err(|why| {
+            match raw.trim_ascii_start().starts_with(b"[") {
+                true => "the payload must be a JSON object with `request` and `settings`, not \
+                         an array"
+                    .to_owned(),
+                false => why,
+            }
+        })
     }
 
     /// What the rules, then the exemptions, make of the request; controllers are read through
@@ -120,7 +131,7 @@ impl<'a> Payload<'a> {
         let ValidatePayload { request, settings } = &self.parsed;
         match decision::evaluate(request, settings, parents) {
             Decision::Allow => Verdict::Allow,
-            Decision::Mutate(change) => match mutation::mutated_object(self.raw, &change) {
+            Decision::Mutate(change) => match mutation::mutated_object(self.text, &change) {
                 Ok(object) => Verdict::Mutate(object),
                 Err(error) => Verdict::Unreadable(error),
             },
@@ -175,22 +186,6 @@ struct ValidatePayload<'a> {
     /// The policy settings; missing or `null` means the defaults.
     #[serde(default, deserialize_with = "null_as_default")]
     settings: Settings,
-}
-
-impl<'a> ValidatePayload<'a> {
-    /// Parses a payload. On error, the message names the path of the offending field.
-    fn from_json(json: &'a [u8]) -> Result<Self, String> {
-        error_path::utf8(json)
-            .and_then(|text| {
-                serde_json::from_str(text).map_err(|error| error_path::explain(json, &error))
-            })
-            .map_err(|why| match json.trim_ascii_start().starts_with(b"[") {
-                true => "the payload must be a JSON object with `request` and `settings`, not \
-                         an array"
-                    .to_owned(),
-                false => why,
-            })
-    }
 }
 
 /// Says who is exempt, when the requester is: by user name, or by the first exempt group.
@@ -358,7 +353,7 @@ mod tests {
             ),
         ];
         for (json, expected) in cases {
-            let error = ValidatePayload::from_json(json).expect_err(expected);
+            let error = Payload::parse(json).err().expect(expected);
             assert!(
                 error.contains(expected),
                 "payload {}\n  gave: {error}\n  want: {expected}",

@@ -41,12 +41,11 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
     })
 }
 
-/// The payload of a `scale` UPDATE, rewritten as the UPDATE of its target `object` (the JSON
+/// The payload of a `scale` UPDATE (its text), rewritten as the UPDATE of its target `object` (the JSON
 /// the host read for `target`) that keeps it as it is: the same request, its kind the target's,
 /// both sides the target. Spliced as text, as the request's other fields are kept: the policy
 /// reads the result like any payload.
-pub fn as_update(payload: &[u8], target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
-    let text = std::str::from_utf8(payload).map_err(|error| error.to_string())?;
+pub fn as_update(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
     let unreadable = || "the payload has no `request` object".to_owned();
     let request = lookup::field(text, "request").flatten().map(lookup::value);
     let request = request.ok_or_else(unreadable)?;
