@@ -1,0 +1,129 @@
+//! Derived objects: inheritance lets no requester set an owner it may not derive (19).
+
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use serde_json::{Value, json};
+use single_owner_policy::policy::{Payload, Verdict};
+use single_owner_policy::{Lookup, NoHost, Parents};
+
+use crate::check;
+use crate::common;
+use crate::generators::owner_sets_and_removals;
+use crate::model::{Op, Owner};
+
+/// 19. Derived objects (docs/rules.md, "Derived objects"): give every object a controller of a
+///     followed kind. A controller carrying other marks than the new object's changes no
+///     verdict: a copy that differs is a claim. A controller carrying exactly the new object's
+///     marks — every copy inherited — still lets no requester set an owner it does not act for
+///     (the generated identities never derive), unless it is exempt or the owner is handed
+///     across marks.
+#[test]
+fn inheritance_lets_no_requester_set_an_owner_it_may_not_derive() {
+    let floors = [
+        (
+            "an owner set by a non-exempt requester not acting for it, its controller carrying it",
+            20.0,
+        ),
+        ("a verdict a differing controller leaves as it is", 90.0),
+    ];
+    check(owner_sets_and_removals(), &floors, |case, tally| {
+        let admission = &case.admission;
+        let (mut request, mut settings) = (case.request_json(), case.settings.json());
+        // Cluster-scoped, so that objects of either scope follow it.
+        settings["parentKinds"] =
+            json!([{"apiVersion": "example.io/v1", "kind": "Parent", "clusterScoped": true}]);
+        let controller = json!([{"apiVersion": "example.io/v1", "kind": "Parent", "name": "p",
+            "uid": "u-1", "controller": true}]);
+        for side in ["object", "oldObject"] {
+            if request[side].is_object() {
+                request[side]["metadata"]["ownerReferences"] = controller.clone();
+            }
+        }
+        let side = if request["object"].is_object() {
+            "object"
+        } else {
+            "oldObject"
+        };
+        let metadata = &request[side]["metadata"];
+        let copy = |metadata: &Value, change: &dyn Fn(&str) -> String| {
+            let map = |field: &str| -> Value {
+                let pairs = metadata[field].as_object().cloned().unwrap_or_default();
+                pairs
+                    .into_iter()
+                    .map(|(key, value)| (key, json!(change(value.as_str().unwrap_or_default()))))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into()
+            };
+            json!({"metadata": {"name": "p", "uid": "u-1",
+                "labels": map("labels"), "annotations": map("annotations")}})
+        };
+        let carrying = Controller(copy(metadata, &|value| value.to_owned()));
+        let differing = Controller(copy(metadata, &|value| format!("{value}-elsewhere")));
+        let decide = |parents: &dyn Parents| -> Result<(bool, Vec<String>), TestCaseError> {
+            let payload = serde_json::to_vec(&json!({"request": &request, "settings": &settings}))
+                .map_err(|error| TestCaseError::fail(error.to_string()))?;
+            let parsed = Payload::parse(&payload).map_err(TestCaseError::fail)?;
+            Ok(match parsed.verdict(parents) {
+                Verdict::Deny(violations) => {
+                    (false, violations.iter().map(common::summary).collect())
+                }
+                Verdict::Unreadable(why) => (false, vec![why]),
+                Verdict::Exempt { violations, .. } => {
+                    (true, violations.iter().map(common::summary).collect())
+                }
+                Verdict::Allow | Verdict::Mutate(_) => (true, Vec::new()),
+            })
+        };
+        let plain = decide(&NoHost)?;
+        let differs = decide(&differing)?;
+        tally.count(
+            differs == plain,
+            "a verdict a differing controller leaves as it is",
+        );
+        prop_assert_eq!(
+            &differs,
+            &plain,
+            "a controller carrying other marks changed the verdict"
+        );
+        if case.settings.identities.is_empty() || matches!(admission.op, Op::Delete | Op::Scale) {
+            return Ok(());
+        }
+        let (accepted, _) = decide(&carrying)?;
+        let exempt = case.exemption().is_some();
+        for &shape in &case.settings.shapes {
+            let before = (admission.old.as_ref())
+                .map(|old| case.claim(shape, old))
+                .unwrap_or_default();
+            let after = (admission.new.as_ref())
+                .map(|new| case.claim(shape, new))
+                .unwrap_or_default();
+            if before == after || after.is_none() || shape.owner(&after) == Owner::Invalid {
+                continue;
+            }
+            let acts = case.acts_for(&after.id());
+            tally.count(
+                !exempt && !acts,
+                "an owner set by a non-exempt requester not acting for it, its controller \
+                 carrying it",
+            );
+            if accepted {
+                prop_assert!(
+                    acts || exempt || case.handed_across(shape),
+                    "{shape:?}: owner {after} set by {}, who does not act for it, because its \
+                     controller carries it",
+                    admission.user
+                );
+            }
+        }
+        Ok(())
+    });
+}
+
+/// A host holding the object's controller.
+struct Controller(Value);
+
+impl Parents for Controller {
+    fn get(&self, _: &Lookup<'_>) -> Result<String, String> {
+        Ok(self.0.to_string())
+    }
+}
