@@ -2,12 +2,13 @@
 #
 #   make demo    run the policy on the sample requests under examples/
 #   make check   every test: format, lints, unit tests, e2e through the .wasm, the demo,
-#                bench smoke run, the module's size budget
+#                bench smoke run, the module's size report
 #
 # Both install what a fresh machine lacks first (scripts/setup).
 
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 RUNNER     := $(TARGET_DIR)/runner/runner
+BENCH      := $(TARGET_DIR)/runner/wasm-bench
 SOURCES    := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 IMAGE_NAME ?= $(shell sed -n 's/^image = "\(.*\)"/\1/p' Cargo.toml)
@@ -63,6 +64,11 @@ annotated-policy.wasm: policy.wasm metadata.yml README.md | $(if $(KWCTL),,runne
 runner:
 	cargo build --locked --profile runner -p runner
 
+# The bench harness on the runner's host (bench/wasm): latency, linear memory, host calls.
+.PHONY: wasm-bench
+wasm-bench:
+	cargo build --locked --profile runner -p bench-wasm
+
 .PHONY: fmt
 fmt: | setup-check
 	cargo fmt --all -- --check
@@ -74,16 +80,17 @@ lint: | setup-check
 .PHONY: test
 test: fmt lint
 	cargo test
-	cargo test -p runner --profile runner
+	cargo test -p runner -p bench-wasm --profile runner
 	cargo test -p bench-fixtures
 	cargo test -p single-owner-manifest
 
 # Runs e2e.bats through the compiled module: with kwctl (on annotated-policy.wasm) when there is
-# one, with the repo's runner otherwise.
+# one, with the repo's runner otherwise; the runner's build brings wasm-bench too, which counts
+# the host calls of the samples (skipped under kwctl unless it has been built).
 .PHONY: e2e-tests
-e2e-tests: $(NEEDS) | setup-check
+e2e-tests: $(NEEDS) $(if $(KWCTL),,wasm-bench) | setup-check
 	@echo "e2e-tests: evaluating with $(EVALUATOR)"
-	KWCTL=$(EVALUATOR) POLICY=$(MODULE) bats e2e.bats
+	KWCTL=$(EVALUATOR) POLICY=$(MODULE) BENCH=$(BENCH) bats e2e.bats
 
 .PHONY: demo
 demo: setup $(NEEDS)
@@ -93,38 +100,45 @@ demo: setup $(NEEDS)
 # bench/compare measures the policy against two reference modules (bench/floor, bench/sdk-path)
 # on generated fixtures (bench/fixtures), built here next to the policy.
 .PHONY: bench
-bench: policy.wasm runner
+bench: policy.wasm wasm-bench
 	cargo build --target wasm32-wasip1 --release -p bench-floor -p bench-sdk-path
 	cargo bench -p bench-native --bench decision
-	./bench/wasm-latency $(RUNNER) policy.wasm
-	./bench/compare $(RUNNER) policy.wasm \
+	./bench/wasm-latency $(BENCH) policy.wasm
+	./bench/compare $(BENCH) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
 	cargo run --profile runner -p single-owner-manifest --example skip-rate -- --categories
 
-# A few iterations of every benchmark, so they cannot rot; no timing is asserted (bench/compare
-# does check that every module allows every fixture).
+# What of the benchmarks can fail, run once so that it cannot rot; no timing is asserted. The
+# native bench's checks of its fixtures' verdicts (in a test build, not the bench profile's LTO),
+# every module allowing every fixture through wasm-bench (bench/compare --smoke), wasm-bench
+# taking every module bench/instructions counts, and the skip-rate traffic's checks.
 .PHONY: bench-smoke
-bench-smoke: policy.wasm runner
+bench-smoke: policy.wasm wasm-bench
 	cargo build --target wasm32-wasip1 --release -p bench-floor -p bench-sdk-path
-	cargo bench -p bench-native --bench decision -- --test
-	./bench/wasm-latency $(RUNNER) policy.wasm 5
-	./bench/compare --smoke $(RUNNER) policy.wasm \
+	cargo test -p bench-native --benches
+	./bench/compare --smoke $(BENCH) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
-	./bench/instructions --smoke $(RUNNER) policy.wasm \
+	./bench/instructions --smoke $(BENCH) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
 	cargo run -p single-owner-manifest --example skip-rate -- --smoke
 
-# The module from cargo stays within its budget, 400 KiB (docs/development.md, "Size and small
-# requests"): policy-server downloads, compiles and keeps it in every worker.
-MODULE_BUDGET ?= 409600
+# Reports the module from cargo: its size and its growth since the release Cargo.toml's version
+# names ([package.metadata.release] module-bytes, measured when releasing). It fails only above a
+# ceiling far from today's size (512 KiB), which a runaway dependency would reach, not a rule:
+# size is weighed against what it buys, with the figures of docs/development.md ("Size and small
+# requests"), never met by bending the code.
+MODULE_CEILING ?= 524288
+RELEASED_BYTES := $(shell sed -n 's/^module-bytes = \([0-9]*\).*/\1/p' Cargo.toml)
 .PHONY: size
 size: policy.wasm
 	@size=$$(wc -c < $(TARGET_DIR)/wasm32-wasip1/release/single_owner_policy.wasm); \
-	echo "size: the module from cargo is $$size bytes, the budget $(MODULE_BUDGET)"; \
-	test "$$size" -le $(MODULE_BUDGET) || { echo "size: over budget" >&2; exit 1; }
+	awk -v size=$$size -v released=$(RELEASED_BYTES) -v ceiling=$(MODULE_CEILING) 'BEGIN { \
+		printf "size: the module from cargo is %d bytes, %+d (%+.1f%%) since v$(VERSION) (%d); ceiling %d\n", \
+			size, size - released, 100 * (size - released) / released, released, ceiling }'; \
+	test "$$size" -le $(MODULE_CEILING) || { echo "size: over the ceiling of $(MODULE_CEILING) bytes" >&2; exit 1; }
 
 # Prints the ClusterAdmissionPolicy for a settings file, with the matchConditions derived from
 # the settings (manifest/; see docs/match-conditions.md); NAME overrides its name
@@ -138,6 +152,22 @@ manifest:
 	$(if $(SETTINGS),,$(error usage: make manifest SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect]))
 	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) \
 		$(if $(NAME),--name $(NAME)) --mode $(MODE)
+
+# Regenerates each example's policy.yaml from its settings.yaml with `make manifest`, keeping the
+# lines before the generated part (the example's comments and any rules it adds);
+# manifest/tests/examples.rs fails until the examples are regenerated after a change of the
+# conditions or the webhook's rules.
+.PHONY: examples
+examples:
+	@for settings in examples/*/settings.yaml; do \
+		policy=$${settings%settings.yaml}policy.yaml; \
+		$(MAKE) -s manifest SETTINGS=$$settings > $$policy.generated || exit 1; \
+		if [ -f $$policy ]; then \
+			{ sed '/^  # Generated from the settings by `make manifest`/,$$d' $$policy; \
+			  sed -n '/^  # Generated from the settings by `make manifest`/,$$p' $$policy.generated; } > $$policy.new; \
+			mv $$policy.new $$policy; rm $$policy.generated; \
+		else mv $$policy.generated $$policy; fi; \
+	done
 
 # Fuzzes the validate and validate_settings payloads, FUZZ_SECONDS each, from the
 # seeds in fuzz/seeds (cargo-fuzz on the stable toolchain, without sanitizers:

@@ -3,8 +3,8 @@
 //! An error of serde_json carries its position (line and column); the document, scanned up to
 //! that position, says which field was being read there: `request.object.metadata.labels.appID`,
 //! `identities[0].access`. Parsing once more with every value path-tracked would say the same at
-//! the cost of a second copy of every parser in the module; this scan is one small function, run
-//! only to explain an error.
+//! the cost of a second copy of every parser in the module; this scan of the document's text is
+//! run only to explain an error.
 
 /// The error as `path: error`, or as serde_json writes it when it was at the top level.
 pub(crate) fn explain(json: &[u8], error: &serde_json::Error) -> String {

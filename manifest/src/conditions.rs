@@ -25,7 +25,7 @@
 //! is not the one it updates), so a value that does not change is a claim that does not change.
 //!
 //! What the policy judges, by operation (`Sides::of` in `src/facts/sides.rs`, then the rules
-//! of `src/decision/`):
+//! that `src/decision.rs` composes):
 //!
 //! | request | the policy can act when | the condition sends it when |
 //! |---|---|---|

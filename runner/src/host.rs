@@ -6,14 +6,14 @@
 //! rehydrates a new provider and `WapcHost` from it; a ticker increments the
 //! engine's epoch so that a guest running past its deadline traps.
 //!
-//! For `runner bench`, [`probe`] compiles the module once more, on an engine
-//! that records how large the guest's linear memory grows: the bench harness's,
-//! apart from the host kwctl's `run` stands in for.
+//! The bench harness (`bench/wasm`) times the same evaluations, and compiles the
+//! module once more on an engine of its own ([`Policy::recompile`]) to measure its
+//! linear memory.
 //!
 //! The guest's host calls are answered by [`capabilities`], and written in a
 //! ledger that lasts until [`Policy::rewind_host_calls`]: for `runner run` the
 //! whole run (settings validation, then the evaluation), as kwctl's replay
-//! session lasts; for `runner bench` one evaluation.
+//! session lasts; for the bench harness one evaluation.
 
 use std::{
     path::Path,
@@ -26,19 +26,21 @@ use std::{
 };
 
 use anyhow::{Context, Result, anyhow};
+use kubewarden_policy_sdk::{response::ValidationResponse, settings::SettingsValidationResponse};
 use serde_json::{Value, json};
 use wapc::WapcHost;
-use wasmtime_provider::{
-    EpochDeadlines, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre, wasmtime,
-};
+use wasmtime_provider::{EpochDeadlines, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
 
 pub mod capabilities;
-pub mod probe;
+
+/// The wasmtime that wasmtime-provider builds on, for an engine of the caller's
+/// ([`Policy::recompile`]).
+pub use wasmtime_provider::wasmtime;
 
 use self::capabilities::{Capabilities, HostCalls, Ledger, host_callback};
 use crate::{
     input::{Settings, request_object, request_uid},
-    response::{AdmissionResponse, SettingsValidationResponse, ValidationResponse},
+    response::AdmissionResponse,
 };
 
 /// How often the engine's epoch advances. policy-server ticks once a second
@@ -50,8 +52,15 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 pub enum Cache {
     /// Load the compiled module from the cache, or compile and store it.
     On,
-    /// Compile the module every time (`runner bench` times the compilation).
+    /// Compile the module every time (the bench harness times the compilation).
     Off,
+}
+
+impl Cache {
+    /// The cache as `--disable-wasmtime-cache` asks.
+    pub fn from_flag(disabled: bool) -> Self {
+        if disabled { Self::Off } else { Self::On }
+    }
 }
 
 /// A compiled policy module, ready to be instantiated.
@@ -61,7 +70,7 @@ pub struct Policy {
     host: Host,
     module_size: usize,
     compile_time: Duration,
-    /// The module and the deadline, kept to compile a [`probe::MemoryProbe`] from.
+    /// The module and the deadline, kept to compile it again ([`Policy::recompile`]).
     bytes: Vec<u8>,
     timeout: Duration,
     _ticker: EpochTicker,
@@ -96,11 +105,18 @@ impl Policy {
 
     /// Compile a module (Wasm binary or WAT text), without the module cache;
     /// see [`Policy::from_file`].
-    #[cfg(test)]
-    fn from_bytes(bytes: &[u8], timeout: Duration, capabilities: Capabilities) -> Result<Self> {
+    pub fn from_bytes(bytes: &[u8], timeout: Duration, capabilities: Capabilities) -> Result<Self> {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
         Self::compile(&config, bytes, timeout, Host::new(capabilities))
+    }
+
+    /// The same module, deadline and capabilities (without the logging, with a
+    /// ledger of their own), compiled on an engine configured as `config` says,
+    /// epoch interruption added.
+    pub fn recompile(&self, mut config: wasmtime::Config) -> Result<Self> {
+        config.epoch_interruption(true);
+        Self::compile(&config, &self.bytes, self.timeout, self.host.quiet_copy())
     }
 
     /// Compile a module on an engine configured so.
@@ -410,30 +426,6 @@ mod tests {
         assert!(!response.allowed);
         assert_eq!(response.uid, "u-1");
         assert_eq!(response.status.unwrap().code, Some(500));
-    }
-
-    #[test]
-    fn memory_probe_sees_the_guest_grow_its_memory() {
-        let body = "(drop (memory.grow (i32.const 3)))
-                    (call $response (i32.const 0) (i32.const 33)) (i32.const 1)";
-        let policy = guest(body);
-        let probe = policy.memory_probe().unwrap();
-        let peak = probe.peak_linear_memory(&request(), &Settings::new(), 2);
-        assert_eq!(peak, 4 * 64 * 1024);
-        let answer = |policy: &Policy| {
-            serde_json::to_value(policy.validate(&request(), &Settings::new())).unwrap()
-        };
-        assert_eq!(answer(&probe.policy), answer(&policy));
-    }
-
-    #[test]
-    fn memory_probe_of_a_guest_that_does_not_grow_is_its_initial_size() {
-        let policy = guest("(call $response (i32.const 0) (i32.const 33)) (i32.const 1)");
-        let probe = policy.memory_probe().unwrap();
-        assert_eq!(
-            probe.peak_linear_memory(&request(), &Settings::new(), 1),
-            64 * 1024
-        );
     }
 
     #[test]

@@ -1,40 +1,21 @@
 //! `runner`: runs a Kubewarden waPC policy module on wasmtime the way
-//! policy-server and `kwctl run` do, for end-to-end tests and benchmarks.
+//! policy-server and `kwctl run` do, for the end-to-end tests.
 //!
 //! `runner run` prints the `AdmissionResponse` as `kwctl run` does (one
 //! compact JSON line on stdout, exit 0 whatever the verdict); invalid
 //! settings or unusable input files are errors (message on stderr, exit 1),
 //! and so are host calls that depart from a replayed session.
-//! `runner bench` times evaluations, each on a fresh instance.
 //! `runner annotate` embeds metadata in a module as `kwctl annotate` does.
-
-mod annotate;
-mod bench;
-mod host;
-mod input;
-mod metadata;
-mod response;
-mod session;
 
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-
-use crate::{
+use runner::{
     annotate::Annotate,
+    cli::{PolicyArgs, RequestFile},
     host::{Cache, Policy, capabilities::Capabilities},
-    input::Settings,
-    metadata::{Metadata, granted_resources},
-    session::Session,
 };
-
-impl Cache {
-    /// The cache as `--disable-wasmtime-cache` asks.
-    fn from_flag(disabled: bool) -> Self {
-        if disabled { Self::Off } else { Self::On }
-    }
-}
 
 /// Run a Kubewarden waPC policy module like `kwctl run` / policy-server.
 #[derive(Debug, Parser)]
@@ -48,8 +29,6 @@ struct Cli {
 enum Command {
     /// Evaluate a request and print the AdmissionResponse as JSON.
     Run(RunArgs),
-    /// Time evaluations of a request, each on a fresh instance.
-    Bench(BenchArgs),
     /// Call a guest function with a file's bytes as they are, and print its
     /// answer: for payloads `run` cannot send (not JSON, invalid UTF-8, nested
     /// deeper than a JSON parser goes). A guest that fails is an error (exit 1).
@@ -120,163 +99,6 @@ struct RunArgs {
     audit: bool,
 }
 
-/// The policy, its settings and the request, named as `kwctl run` names them.
-#[derive(Debug, Args)]
-struct PolicyArgs {
-    /// Policy settings as a JSON object.
-    #[arg(long, value_name = "JSON", conflicts_with = "settings_path")]
-    settings_json: Option<String>,
-
-    /// File with the policy settings, JSON or YAML.
-    #[arg(short = 's', long, value_name = "FILE")]
-    settings_path: Option<PathBuf>,
-
-    /// File with the AdmissionRequest or a whole AdmissionReview ("-" for stdin).
-    #[arg(short = 'r', long, value_name = "FILE")]
-    request_path: String,
-
-    /// How long each guest call may run, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 2000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    timeout_ms: u64,
-
-    /// Print the policy's log records on stderr.
-    #[arg(short, long)]
-    verbose: bool,
-
-    /// Grant access to the Kubernetes resources defined inside of the policy's
-    /// `contextAwareResources` section (an annotated module's; a bare module gets none).
-    #[arg(long)]
-    allow_context_aware: bool,
-
-    /// Answer the policy's Kubernetes lookups from this session file, as kwctl records it; a
-    /// lookup the session does not record, or an exchange left unused, fails the run.
-    #[arg(long, value_name = "FILE")]
-    replay_host_capabilities_interactions: Option<PathBuf>,
-
-    /// The policy module (.wasm).
-    #[arg(value_name = "POLICY.wasm")]
-    policy: PathBuf,
-}
-
-#[derive(Debug, Args)]
-struct BenchArgs {
-    #[command(flatten)]
-    policy: PolicyArgs,
-
-    /// Evaluations to measure.
-    #[arg(short = 'n', long, default_value_t = 200,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    iterations: u64,
-
-    /// Evaluations to run, unmeasured, before measuring.
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    warmup: u64,
-
-    /// Print one JSON object instead of the human-readable summary.
-    #[arg(long)]
-    json: bool,
-}
-
-/// What the request file holds.
-#[derive(Debug, Clone, Copy)]
-enum RequestFile {
-    /// An AdmissionRequest, or an AdmissionReview.
-    Request,
-    /// A stored object, to replay as the audit scanner does.
-    AuditedObject,
-}
-
-/// Everything an evaluation needs, read from the command line.
-struct Loaded {
-    policy: Policy,
-    settings: Settings,
-    request: serde_json::Value,
-}
-
-impl PolicyArgs {
-    /// Read the settings, the request and the module, and check the
-    /// settings with the policy, failing as kwctl does when they are invalid.
-    fn load(&self, cache: Cache, file: RequestFile) -> Result<Loaded> {
-        let settings =
-            input::load_settings(self.settings_json.as_deref(), self.settings_path.as_deref())?;
-        let request = match file {
-            RequestFile::Request => input::load_request(&self.request_path)?,
-            RequestFile::AuditedObject => input::load_audit_request(&self.request_path)?,
-        };
-        let timeout = Duration::from_millis(self.timeout_ms);
-        let policy = Policy::from_file(&self.policy, timeout, self.capabilities()?, cache)?;
-
-        let validation = policy.validate_settings(&settings);
-        if !validation.valid {
-            bail!(
-                "Provided settings are not valid: {}",
-                validation.message.unwrap_or_default()
-            );
-        }
-        Ok(Loaded {
-            policy,
-            settings,
-            request,
-        })
-    }
-}
-
-impl PolicyArgs {
-    /// The host capabilities the command line grants: the Kubernetes kinds as kwctl grants
-    /// them, with kwctl's notices on stderr, and the session to replay.
-    fn capabilities(&self) -> Result<Capabilities> {
-        let module = std::fs::read(&self.policy)
-            .with_context(|| format!("Cannot read policy module {}", self.policy.display()))?;
-        let metadata = Metadata::from_module(&module)
-            .with_context(|| format!("Cannot read the metadata of {}", self.policy.display()))?;
-        match &metadata {
-            // kwctl's `build_context_aware_allowed_resources` logs these.
-            Some(metadata)
-                if !self.allow_context_aware && !metadata.context_aware_resources.is_empty() =>
-            {
-                eprintln!(
-                    "warning: Policy requires access to Kubernetes resources at evaluation \
-                     time. During this execution the access to Kubernetes resources is denied. \
-                     This can cause the policy to not behave properly"
-                );
-                eprintln!(
-                    "warning: Carefully review which types of Kubernetes resources the policy \
-                     needs via the `inspect` command, then run the policy using the \
-                     `--allow-context-aware` flag."
-                );
-            }
-            None if self.allow_context_aware => eprintln!(
-                "info: Policy is not annotated, access to Kubernetes resources is not allowed"
-            ),
-            _ => {}
-        }
-        let granted = granted_resources(metadata.as_ref(), self.allow_context_aware);
-        let session = self
-            .replay_host_capabilities_interactions
-            .as_deref()
-            .map(Session::from_file)
-            .transpose()?;
-        if !granted.is_empty() && session.is_none() {
-            let kinds: Vec<_> = granted
-                .iter()
-                .map(|resource| format!("{}/{}", resource.api_version, resource.kind))
-                .collect();
-            bail!(
-                "--allow-context-aware grants the policy {}, and the runner has no cluster to \
-                 read them from: replay a session with --replay-host-capabilities-interactions \
-                 FILE",
-                kinds.join(", ")
-            );
-        }
-        Ok(Capabilities {
-            verbose: self.verbose,
-            granted,
-            session,
-        })
-    }
-}
-
 fn main() -> ExitCode {
     match run(Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -315,22 +137,6 @@ fn run(command: Command) -> Result<()> {
                 .call(&args.function, &payload)
                 .with_context(|| format!("The guest's {} failed", args.function))?;
             println!("{}", String::from_utf8_lossy(&answer));
-        }
-        Command::Bench(args) => {
-            // Compiled afresh: the report gives the compile time.
-            let loaded = args.policy.load(Cache::Off, RequestFile::Request)?;
-            let report = bench::run(
-                &loaded.policy,
-                &loaded.request,
-                &loaded.settings,
-                usize::try_from(args.iterations)?,
-                usize::try_from(args.warmup)?,
-            )?;
-            if args.json {
-                println!("{}", serde_json::to_string(&report)?);
-            } else {
-                print!("{report}");
-            }
         }
         Command::Annotate(args) => Annotate {
             module: &args.wasm_path,

@@ -7,9 +7,13 @@
 //! is [`granted_resources`].
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::ops::Range;
 
 use anyhow::{Context, Result, bail};
+pub use kubewarden_policy_sdk::metadata::ProtocolVersion;
 use serde::{Deserialize, Serialize};
+use wasm_encoder::{Encode, Section};
+use wasmparser::{Encoding, Parser, Payload};
 
 /// The name of the custom section that holds the metadata.
 pub const SECTION: &str = "io.kubewarden.metadata";
@@ -54,15 +58,6 @@ pub struct Metadata {
 
 const fn default_true() -> bool {
     true
-}
-
-/// The SDK's `ProtocolVersion`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ProtocolVersion {
-    #[serde(rename = "Unknown")]
-    Unknown,
-    #[serde(rename = "v1")]
-    V1,
 }
 
 /// policy-evaluator's `PolicyExecutionMode`.
@@ -242,81 +237,47 @@ fn validate_resources(resources: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// A custom section of a Wasm binary: its name, and where its data lies in the binary.
+/// A custom section of a Wasm binary: its name, and where it and its data lie in the binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct CustomSection {
     name: String,
     /// The whole section, id and size included.
-    section: std::ops::Range<usize>,
-    data: std::ops::Range<usize>,
+    section: Range<usize>,
+    data: Range<usize>,
 }
 
-/// The magic number and version that open a Wasm core module.
-const WASM_HEADER: [u8; 8] = *b"\0asm\x01\0\0\0";
-
-/// The custom sections of a Wasm core module, in order. Only the section framing is read
-/// (id, size, a custom section's name), as the binary format lays it out.
+/// The custom sections of a Wasm core module, in order, as wasmparser frames them. A section's
+/// header starts where the section before it ends (the first one's, after the preamble).
 fn custom_sections(module: &[u8]) -> Result<Vec<CustomSection>> {
-    if !module.starts_with(&WASM_HEADER) {
-        bail!("not a WebAssembly binary module (no \\0asm version 1 header)");
-    }
     let mut sections = Vec::new();
-    let mut at = WASM_HEADER.len();
-    while at < module.len() {
-        let start = at;
-        let id = module[at];
-        at += 1;
-        let size = read_u32(module, &mut at)? as usize;
-        let end = at
-            .checked_add(size)
-            .filter(|&end| end <= module.len())
-            .with_context(|| format!("section at byte {start} runs past the end of the module"))?;
-        if id == 0 {
-            let length = read_u32(module, &mut at)? as usize;
-            let name = at
-                .checked_add(length)
-                .filter(|&name_end| name_end <= end)
-                .and_then(|name_end| std::str::from_utf8(&module[at..name_end]).ok())
-                .with_context(|| format!("custom section at byte {start} has a bad name"))?;
-            sections.push(CustomSection {
-                name: name.to_owned(),
-                section: start..end,
-                data: at + length..end,
-            });
+    let mut previous_end = 0;
+    for payload in Parser::new(0).parse_all(module) {
+        let payload = payload?;
+        match &payload {
+            Payload::Version {
+                encoding, range, ..
+            } => {
+                if *encoding != Encoding::Module {
+                    bail!("not a WebAssembly core module (a component)");
+                }
+                previous_end = range.end;
+            }
+            Payload::CustomSection(reader) => {
+                sections.push(CustomSection {
+                    name: reader.name().to_owned(),
+                    section: previous_end..reader.range().end,
+                    data: reader.data_offset()..reader.range().end,
+                });
+                previous_end = reader.range().end;
+            }
+            _ => {
+                if let Some((_, range)) = payload.as_section() {
+                    previous_end = range.end;
+                }
+            }
         }
-        at = end;
     }
     Ok(sections)
-}
-
-/// An unsigned LEB128 `u32` at `*at`, moving `*at` past it.
-fn read_u32(bytes: &[u8], at: &mut usize) -> Result<u32> {
-    let mut value: u32 = 0;
-    for shift in (0..35).step_by(7) {
-        let byte = *bytes.get(*at).context("the module ends inside a number")?;
-        *at += 1;
-        value |= u32::from(byte & 0x7f)
-            .checked_shl(shift)
-            .filter(|_| shift < 28 || byte & 0x70 == 0)
-            .context("a number in the module is too large")?;
-        if byte & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    bail!("a number in the module is too long")
-}
-
-/// `value` as unsigned LEB128.
-fn write_u32(out: &mut Vec<u8>, mut value: u32) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
 }
 
 /// Whether the module carries a metadata section already.
@@ -340,17 +301,12 @@ pub fn embed(module: &[u8], metadata: &Metadata) -> Result<Vec<u8>> {
     }
     out.extend_from_slice(&module[kept_from..]);
 
-    let data = serde_json::to_vec(metadata)?;
-    let mut content = Vec::with_capacity(SECTION.len() + data.len() + 5);
-    write_u32(&mut content, u32::try_from(SECTION.len())?);
-    content.extend_from_slice(SECTION.as_bytes());
-    content.extend_from_slice(&data);
-    out.push(0);
-    write_u32(
-        &mut out,
-        u32::try_from(content.len()).context("the metadata is too large")?,
-    );
-    out.extend_from_slice(&content);
+    let section = wasm_encoder::CustomSection {
+        name: SECTION.into(),
+        data: serde_json::to_vec(metadata)?.into(),
+    };
+    out.push(section.id());
+    section.encode(&mut out);
     Ok(out)
 }
 
@@ -468,7 +424,7 @@ mod tests {
     fn embedding_then_reading_gives_the_metadata_back() {
         let mut metadata = metadata(RULES);
         metadata.protocol_version = Some(ProtocolVersion::V1);
-        let bare = WASM_HEADER.to_vec();
+        let bare = wasm_encoder::Module::new().finish();
         assert_eq!(Metadata::from_module(&bare).unwrap(), None);
         assert!(!is_annotated(&bare).unwrap());
 
@@ -489,9 +445,16 @@ mod tests {
     #[test]
     fn other_sections_are_kept_as_they_are() {
         // A type section (id 1, one type `[] -> []`), then a custom section "name".
-        let mut module = WASM_HEADER.to_vec();
-        module.extend_from_slice(&[1, 4, 1, 0x60, 0, 0]);
-        module.extend_from_slice(&[0, 5, 4, b'n', b'a', b'm', b'e']);
+        let mut module = wasm_encoder::Module::new();
+        let mut types = wasm_encoder::TypeSection::new();
+        types.ty().function([], []);
+        module
+            .section(&types)
+            .section(&wasm_encoder::CustomSection {
+                name: "name".into(),
+                data: b"".into(),
+            });
+        let module = module.finish();
         let mut metadata = metadata(RULES);
         metadata.protocol_version = Some(ProtocolVersion::V1);
         let annotated = embed(&module, &metadata).unwrap();

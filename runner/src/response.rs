@@ -1,43 +1,17 @@
-//! The data exchanged with a Kubewarden policy, and the `AdmissionResponse`
-//! the runner prints.
+//! The `AdmissionResponse` the runner prints, built from the guest's answer.
 //!
-//! The guest-side shapes mirror `kubewarden_policy_sdk::response` and
-//! `kubewarden_policy_sdk::settings`; the host-side shape and the way it is
-//! built mirror `policy_evaluator::admission_response::AdmissionResponse`,
-//! which is what `kwctl run` prints and what policy-server answers with.
+//! The guest answers with the SDK's `ValidationResponse` (`kubewarden_policy_sdk::response`);
+//! the host-side shape and the way it is built mirror
+//! `policy_evaluator::admission_response::AdmissionResponse`, which is what `kwctl run` prints
+//! and what policy-server answers with.
 
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 use base64::{Engine as _, engine::general_purpose::STANDARD};
-use serde::{Deserialize, Serialize};
+use kubewarden_policy_sdk::response::ValidationResponse;
+use serde::Serialize;
 use serde_json::Value;
-
-/// What a policy's `validate_settings` function answers.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-pub struct SettingsValidationResponse {
-    /// Whether the settings are valid.
-    pub valid: bool,
-    /// Why they are not, when they are not.
-    pub message: Option<String>,
-}
-
-/// What a policy's `validate` function answers (the SDK's `ValidationResponse`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct ValidationResponse {
-    /// Whether the request is accepted.
-    pub accepted: bool,
-    /// Message shown to the user when the request is rejected.
-    pub message: Option<String>,
-    /// Code shown to the user when the request is rejected.
-    pub code: Option<u16>,
-    /// The object as the policy wants it to be, for mutating policies.
-    pub mutated_object: Option<Value>,
-    /// Annotations for the audit log.
-    pub audit_annotations: Option<BTreeMap<String, String>>,
-    /// Warnings for the API client.
-    pub warnings: Option<Vec<String>>,
-}
 
 /// A Kubernetes `admission/v1` `AdmissionResponse`, serialised as kwctl prints it:
 /// camelCase, `patchType`/`patch`/`status` left out when absent, and
@@ -151,7 +125,8 @@ impl AdmissionResponse {
             patch_type: patch.as_ref().map(|_| PatchType::JsonPatch),
             patch,
             status,
-            audit_annotations,
+            // sorted, so that a run prints the same bytes every time
+            audit_annotations: audit_annotations.map(|map| map.into_iter().collect()),
             warnings,
         })
     }
@@ -173,6 +148,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The guest's answer: accepted or not, nothing else said.
+    fn answer(accepted: bool) -> ValidationResponse {
+        ValidationResponse {
+            accepted,
+            message: None,
+            code: None,
+            mutated_object: None,
+            audit_annotations: None,
+            warnings: None,
+        }
+    }
+
     fn decode_patch(response: &AdmissionResponse) -> Value {
         let bytes = STANDARD
             .decode(response.patch.as_ref().expect("a patch"))
@@ -185,10 +172,7 @@ mod tests {
         let response = AdmissionResponse::from_validation_response(
             "uid-1".into(),
             Some(&json!({"kind": "Pod"})),
-            ValidationResponse {
-                accepted: true,
-                ..Default::default()
-            },
+            answer(true),
         )
         .unwrap();
         assert_eq!(
@@ -203,10 +187,9 @@ mod tests {
             "uid-2".into(),
             Some(&json!({})),
             ValidationResponse {
-                accepted: false,
                 message: Some("no".into()),
                 warnings: Some(vec!["careful".into()]),
-                ..Default::default()
+                ..answer(false)
             },
         )
         .unwrap();
@@ -230,9 +213,8 @@ mod tests {
             "uid-3".into(),
             Some(&original),
             ValidationResponse {
-                accepted: true,
                 mutated_object: Some(mutated),
-                ..Default::default()
+                ..answer(true)
             },
         )
         .unwrap();
@@ -252,9 +234,8 @@ mod tests {
             String::new(),
             Some(&object),
             ValidationResponse {
-                accepted: true,
                 mutated_object: Some(object.clone()),
-                ..Default::default()
+                ..answer(true)
             },
         )
         .unwrap();
@@ -268,9 +249,8 @@ mod tests {
             "uid-4".into(),
             None,
             ValidationResponse {
-                accepted: true,
                 mutated_object: Some(json!({})),
-                ..Default::default()
+                ..answer(true)
             },
         )
         .unwrap();

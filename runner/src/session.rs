@@ -35,8 +35,8 @@ use serde::{Deserialize, Serialize};
 /// kwctl's replay error prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Request {
-    /// `kubernetes/get_resource`: one object by name (the fields of the SDK's
-    /// `GetResourceRequest`, which the variant copies). As in policy-evaluator, a recorded
+    /// `kubernetes/get_resource`: one object by name, policy-evaluator's variant, into which it
+    /// moves the fields of the guest's `GetResourceRequest`. As in policy-evaluator, a recorded
     /// `field_masks` may be left out (older kwctl did not record it); `disable_cache` may not.
     KubernetesGetResource {
         api_version: String,
@@ -126,6 +126,11 @@ impl Session {
     /// How many exchanges the session holds.
     pub fn len(&self) -> usize {
         self.exchanges.len()
+    }
+
+    /// Whether the session holds no exchange.
+    pub fn is_empty(&self) -> bool {
+        self.exchanges.is_empty()
     }
 
     /// The request of the exchange at `index` (from 0).
@@ -260,8 +265,8 @@ mod tests {
 
     #[test]
     fn an_empty_file_is_an_empty_session() {
-        assert_eq!(Session::from_yaml("").unwrap().len(), 0);
-        assert_eq!(Session::from_yaml("[]").unwrap().len(), 0);
+        assert!(Session::from_yaml("").unwrap().is_empty());
+        assert!(Session::from_yaml("[]").unwrap().is_empty());
     }
 
     #[test]

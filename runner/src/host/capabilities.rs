@@ -19,7 +19,7 @@ use std::{
 };
 
 use anyhow::{Result, bail};
-use serde::Deserialize;
+use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
 
 use crate::{
     metadata::ContextAwareResource,
@@ -95,19 +95,9 @@ impl Ledger {
 /// An error handed to the guest: the host call fails with its text.
 type GuestError = Box<dyn Error + Send + Sync>;
 
-/// The payload of a `kubernetes/get_resource` call: the SDK's `GetResourceRequest`
-/// (kubewarden-policy-sdk 0.17.3, `host_capabilities::kubernetes`), which policy-evaluator
-/// deserialises the payload into.
-#[derive(Debug, Deserialize)]
-struct GetResourceRequest {
-    api_version: String,
-    kind: String,
-    name: String,
-    namespace: Option<String>,
-    disable_cache: bool,
-    field_masks: Option<BTreeSet<String>>,
-}
-
+/// The payload of a `kubernetes/get_resource` call is the SDK's `GetResourceRequest`, which
+/// policy-evaluator deserialises the payload into and turns into the `CallbackRequestType` a
+/// session records.
 impl From<GetResourceRequest> for Request {
     fn from(request: GetResourceRequest) -> Self {
         Self::KubernetesGetResource {

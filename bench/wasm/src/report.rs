@@ -1,4 +1,4 @@
-//! `runner bench`: how long one evaluation costs, as policy-server pays it.
+//! How long one evaluation costs, as policy-server pays it: the report of `wasm-bench`.
 
 use std::{
     collections::BTreeMap,
@@ -10,13 +10,15 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{
+use runner::{
     host::{Phases, Policy, capabilities::HostCalls},
     input::{Settings, request_uid},
     response::AdmissionResponse,
 };
 
-/// The numbers `runner bench` reports.
+use crate::probe::MemoryProbe;
+
+/// The numbers `wasm-bench` reports.
 #[derive(Debug, Serialize)]
 pub struct Report {
     /// Size of the module file, in bytes.
@@ -44,12 +46,11 @@ pub struct Report {
     pub peak_rss_kib: Option<u64>,
     /// The guest's linear memory after an evaluation, in bytes: the largest
     /// over [`PROBE_EVALUATIONS`] evaluations on a
-    /// [`MemoryProbe`](crate::host::probe::MemoryProbe). `None` when the probe could
-    /// not be compiled.
+    /// [`MemoryProbe`]. `None` when the probe could not be compiled.
     pub linear_memory_bytes: Option<usize>,
 }
 
-/// Evaluations a [`MemoryProbe`](crate::host::probe::MemoryProbe) runs to find the
+/// Evaluations a [`MemoryProbe`] runs to find the
 /// linear memory one takes. A guest grows its memory the same way each time
 /// it evaluates the same request, so a few suffice.
 pub const PROBE_EVALUATIONS: usize = 3;
@@ -171,8 +172,7 @@ pub fn run(
     let response = last.unwrap_or_else(|error| {
         AdmissionResponse::reject_internal_server_error(request_uid(request), &error)
     });
-    let linear_memory_bytes = policy
-        .memory_probe()
+    let linear_memory_bytes = MemoryProbe::of(policy)
         .ok()
         .map(|probe| probe.peak_linear_memory(request, settings, PROBE_EVALUATIONS));
 

@@ -1,5 +1,5 @@
 //! The bench harness's memory probe: the module compiled a second time, on an engine that
-//! records how large the guest's linear memory grows (`runner bench`).
+//! records how large the guest's linear memory grows.
 
 use std::{
     ptr::NonNull,
@@ -10,20 +10,20 @@ use std::{
 };
 
 use anyhow::Result;
+use runner::host::{
+    Policy,
+    wasmtime::{self, LinearMemory, MemoryCreator, MemoryType},
+};
+use runner::input::Settings;
 use serde_json::Value;
-use wasmtime_provider::wasmtime::{self, LinearMemory, MemoryCreator, MemoryType};
 
-use super::Policy;
-use crate::input::Settings;
-
-impl Policy {
-    /// Compile the module once more, on an engine that records how large the
-    /// guest's linear memory grows; see [`MemoryProbe`].
-    pub fn memory_probe(&self) -> Result<MemoryProbe> {
+impl MemoryProbe {
+    /// Compile `policy`'s module once more, on an engine that records how large
+    /// the guest's linear memory grows.
+    pub fn of(policy: &Policy) -> Result<Self> {
         let peak = Arc::new(AtomicUsize::new(0));
         let mut config = wasmtime::Config::new();
         config
-            .epoch_interruption(true)
             .with_host_memory(Arc::new(PeakTracker {
                 peak: Arc::clone(&peak),
             }))
@@ -34,8 +34,8 @@ impl Policy {
             .memory_init_cow(false)
             .memory_reservation(0)
             .memory_guard_size(0);
-        let policy = Self::compile(&config, &self.bytes, self.timeout, self.host.quiet_copy())?;
-        Ok(MemoryProbe { policy, peak })
+        let policy = policy.recompile(config)?;
+        Ok(Self { policy, peak })
     }
 }
 
@@ -49,7 +49,7 @@ impl Policy {
 /// timed [`Policy`] keeps policy-server's engine configuration and this probe
 /// has an engine of its own: the guest grows its memory the same on both.
 pub struct MemoryProbe {
-    pub(super) policy: Policy,
+    policy: Policy,
     peak: Arc<AtomicUsize>,
 }
 
@@ -151,5 +151,56 @@ unsafe impl LinearMemory for HeapMemory {
 
     fn as_ptr(&self) -> *mut u8 {
         self.base.as_ptr()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use runner::host::capabilities::Capabilities;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A waPC guest, in WAT, that runs `body` and then denies.
+    fn guest(body: &str) -> Policy {
+        let wat = format!(
+            r#"(module
+                 (import "wapc" "__guest_response" (func $response (param i32 i32)))
+                 (memory (export "memory") 1)
+                 (data (i32.const 0) "{{\"accepted\":false,\"message\":\"no\"}}")
+                 (func (export "__guest_call") (param i32 i32) (result i32)
+                   {body} (call $response (i32.const 0) (i32.const 33)) (i32.const 1)))"#
+        );
+        let timeout = Duration::from_millis(100);
+        Policy::from_bytes(wat.as_bytes(), timeout, Capabilities::default()).unwrap()
+    }
+
+    fn request() -> Value {
+        json!({"uid": "u-1", "object": {"kind": "Pod"}})
+    }
+
+    #[test]
+    fn the_probe_sees_the_guest_grow_its_memory_and_answers_alike() {
+        let policy = guest("(drop (memory.grow (i32.const 3)))");
+        let probe = MemoryProbe::of(&policy).unwrap();
+        assert_eq!(
+            probe.peak_linear_memory(&request(), &Settings::new(), 2),
+            4 * 64 * 1024
+        );
+        let answer = |policy: &Policy| {
+            serde_json::to_value(policy.validate(&request(), &Settings::new())).unwrap()
+        };
+        assert_eq!(answer(&probe.policy), answer(&policy));
+    }
+
+    #[test]
+    fn the_probe_of_a_guest_that_does_not_grow_is_its_initial_size() {
+        let probe = MemoryProbe::of(&guest("")).unwrap();
+        assert_eq!(
+            probe.peak_linear_memory(&request(), &Settings::new(), 1),
+            64 * 1024
+        );
     }
 }
