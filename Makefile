@@ -109,6 +109,18 @@ bench: policy.wasm wasm-bench
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_sdk_path.wasm
 	cargo run --profile runner -p single-owner-manifest --example skip-rate -- --categories
 
+# End to end through Kubewarden's policy-server (bench/policy-server): the policy against the
+# floor, AdmissionReviews POSTed on loopback with wrk. POLICY_SERVER is policy-server's binary
+# (on the PATH, or e.g. POLICY_SERVER=../shared/kubewarden/policy-server-1.36.0-beta.1).
+POLICY_SERVER ?= $(shell command -v policy-server 2>/dev/null)
+.PHONY: bench-policy-server
+bench-policy-server: policy.wasm runner
+	$(if $(POLICY_SERVER),,$(error bench-policy-server: set POLICY_SERVER=path/to/policy-server))
+	cargo build --target wasm32-wasip1 --release -p bench-floor
+	cargo run --quiet -p bench-fixtures -- $(TARGET_DIR)/bench-fixtures
+	./bench/policy-server $(POLICY_SERVER) $(RUNNER) policy.wasm \
+		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm
+
 # What of the benchmarks can fail, run once so that it cannot rot; no timing is asserted. The
 # native bench's checks of its fixtures' verdicts (in a test build, not the bench profile's LTO),
 # every module allowing every fixture through wasm-bench (bench/compare --smoke), wasm-bench
