@@ -5,13 +5,20 @@
 #   KWCTL=kwctl POLICY=annotated-policy.wasm bats e2e.bats               (make e2e-tests KWCTL=kwctl)
 #
 # Both print kwctl's AdmissionResponse; the assertions read it with jq.
+#
+# What is tested here is what only the compiled module and its host show: the waPC protocol and
+# the answers' JSON, every example's samples under its settings file (with the sessions of their
+# lookups), settings refused at load, warnings and audit annotations, mutations as JSON patches,
+# audit replays, bytes no request holds. The rules themselves are Rust's tables (tests/,
+# src/*/tests), and each message's text is asserted once, in src/violation.rs: a denial here is
+# asserted by its verdict, its status code and the mark and rule of each of its lines
+# (denied_by), and at least one case per rule runs through the module.
 
 bats_require_minimum_version 1.5.0
 
 setup() {
     KWCTL=${KWCTL:-target/runner/runner}
     POLICY=${POLICY:-annotated-policy.wasm}
-    CLUSTER_ONLY='a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
 }
 
 # evaluate SETTINGS REQUEST [SESSION]: SETTINGS is a file, or inline JSON when it starts with
@@ -64,181 +71,177 @@ patch() {
     jq -c '.patch | @base64d | fromjson' <<<"$output"
 }
 
-# The end of an owner-change denial: one_owner MARK OWNER RECEIVER
-one_owner() {
-    echo "an object has one owner; to hand it over, its owner offers it by setting the annotation single-owner-policy.io/offer=\"$1: $2 -> $3\", then the new owner moves the mark and removes the annotation"
-}
-
 allowed() {
     [ "$(jq -r .allowed <<<"$output")" = true ]
     [ "$(jq -r '.status.message // empty' <<<"$output")" = "" ]
 }
 
-denied() {
+# A denial by the rules: denied_by MARK RULE [MARK RULE]... [CODE]. Each line of the message is
+# one violation, `{mark}: {rule} denied for {object} ...` (src/violation.rs), one line per
+# MARK RULE pair, in order; the status code is CODE, 403 unless given.
+denied_by() {
+    local code=403 lines
+    if (($# % 2)); then
+        code=${!#}
+        set -- "${@:1:$#-1}"
+    fi
     [ "$(jq -r .allowed <<<"$output")" = false ]
-    [ "$(jq -r .status.code <<<"$output")" = "${2:-403}" ]
-    [ "$(jq -r .status.message <<<"$output")" = "$1" ]
+    [ "$(jq -r .status.code <<<"$output")" = "$code" ]
+    mapfile -t lines < <(jq -r .status.message <<<"$output")
+    [ "${#lines[@]}" -eq $(($# / 2)) ] || { echo "want $(($# / 2)) violations, got ${#lines[@]}"; false; }
+    local line
+    for line in "${lines[@]}"; do
+        [[ $line == "$1: $2 denied for "* ]] || { echo "want: $1: $2 denied for …"; echo "got:  $line"; false; }
+        shift 2
+    done
 }
 
+# An audit replay's report: reported_by MARK RULE [MARK RULE]..., each line in the replay's form,
+# `{mark}: {rule}: {object} is owned by {owner}: ...`, which judges a stored state, not an act.
+reported_by() {
+    local lines
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    [ "$(jq -r .status.code <<<"$output")" = 403 ]
+    mapfile -t lines < <(jq -r .status.message <<<"$output")
+    [ "${#lines[@]}" -eq $(($# / 2)) ] || { echo "want $(($# / 2)) violations, got ${#lines[@]}"; false; }
+    local line
+    for line in "${lines[@]}"; do
+        [[ $line == "$1: $2: "*" is owned by "* ]] || { echo "want: $1: $2: … is owned by …"; echo "got:  $line"; false; }
+        shift 2
+    done
+}
+
+# An exempt requester's bypass: bypassed_by WHO MARK RULE. Allowed, with one warning that says who
+# bypassed which rule, and the same words in the audit annotation.
+bypassed_by() {
+    allowed
+    [ "$(jq -r '.warnings | length' <<<"$output")" = 1 ]
+    local warning
+    warning=$(jq -r '.warnings[0]' <<<"$output")
+    [[ $warning == "$1 bypassed: $2: $3 denied for "* ]] || { echo "got: $warning"; false; }
+    [ "$(jq -r '.auditAnnotations["single-owner-policy-exemption"]' <<<"$output")" = "$warning" ]
+}
+
+# Settings refused when the host loads the policy, in kwctl's words, the policy's message starting
+# with TEXT: settings_rejected TEXT
 settings_rejected() {
     echo "stdout: $output"
     echo "stderr: $stderr"
     [ "$status" -ne 0 ]
-    [[ $stderr == *"Provided settings are not valid: "*"$1"* ]]
+    [[ $stderr == *"Provided settings are not valid: $1"* ]]
 }
 
-# --- transitions, the default appID shape (CRDs are cluster-scoped) ---------
+# --- every example's samples ------------------------------------------------------------
 
-@test "appID: an unchanged owner is allowed" {
-    evaluate '{}' examples/app-id/allowed-crd-upgrade-keeps-owner.json
-    allowed
-}
+# The mark and rule of each line of each denied sample's answer (examples/<setup>/<sample>.json),
+# in order: sample|mark|rule[|mark|rule]...
+SAMPLES='
+app-id/denied-configmap-in-other-namespace|label appID|namespace scope
+app-id/denied-crd-claimed-by-extension|label appID|cluster scope
+app-id/denied-crd-overwritten-by-helm-hook|label appID|owner change
+app-id/denied-job-unknown-owner-kind|label appID|owner value
+app-id/denied-namespace-claimed-by-extension|label appID|cluster scope
+argo-cd/denied-configmap-of-helm-release-synced-by-app|annotation argocd.argoproj.io/tracking-id|one owner
+argo-cd/denied-deployment-taken-over-by-second-app|annotation argocd.argoproj.io/tracking-id|owner change
+argo-cd/denied-deployment-tracking-id-without-its-object|annotation argocd.argoproj.io/tracking-id|owner value
+camel-k/denied-deployment-controller-unreadable|annotation camel.apache.org/operator.id|owner change|annotation camel.apache.org/operator.id in spec.template|owner change
+camel-k/denied-deployment-follows-an-undeclared-kind|annotation camel.apache.org/operator.id|owner change|annotation camel.apache.org/operator.id in spec.template|owner change
+camel-k/denied-deployment-moved-ahead-of-its-integration|annotation camel.apache.org/operator.id|owner change|annotation camel.apache.org/operator.id in spec.template|owner change
+camel-k/denied-deployment-pointed-at-an-integration-of-operator-2|annotation camel.apache.org/operator.id|owner change|annotation camel.apache.org/operator.id in spec.template|owner change
+camel-k/denied-integration-empty-operator-id|annotation camel.apache.org/operator.id|owner value
+camel-k/denied-integration-handoff-offer-not-consumed|annotation single-owner-policy.io/offer|offer
+camel-k/denied-integration-handoff-taken-by-another-operator|annotation camel.apache.org/operator.id|owner change
+camel-k/denied-integration-moved-between-operators|annotation camel.apache.org/operator.id|owner change
+camel-k/denied-integration-released-to-global-operator|annotation camel.apache.org/operator.id|orphaning
+flux/denied-certificaterequest-copied-by-a-requester-that-may-not-derive|label kustomize.toolkit.fluxcd.io/name|identity
+flux/denied-clusterrole-pruned-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-crd-relabelled-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner change
+flux/denied-deployment-deleted-by-a-person|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-deployment-of-helmrelease-adopted-by-kustomization|label kustomize.toolkit.fluxcd.io/name|one owner
+flux/denied-deployment-orphan-finalizer-removed-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-deployment-redeleted-in-the-foreground-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-deployment-relabelled-by-a-person|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-validatingwebhookconfiguration-rewritten-by-other-release|label kustomize.toolkit.fluxcd.io/name|owner writes
+helm-accounts/denied-crd-labelled-for-other-release|label appID|identity
+helm-accounts/denied-crd-orphaned-by-admin|label appID|identity
+helm-accounts/denied-crd-patched-by-other-release-hook|label appID|owner writes
+helm-accounts/denied-crd-upgrade-by-a-certificate-named-like-the-release|label appID|owner writes
+helm-accounts/denied-deployment-foregrounddeletion-finalizer-removed-by-other-release|label appID|owner writes
+helm-accounts/denied-deployment-restarted-by-a-person|label appID|owner writes
+helm-accounts/denied-deployment-scaled-by-another-release|label appID|owner writes
+helm-accounts/denied-deployment-template-claims-other-release|label appID in spec.template|identity
+helm-accounts/denied-deployment-whose-template-claims-a-release-deleted-by-another|label appID in spec.template|owner writes
+helm-accounts/denied-deployment-whose-template-claims-a-release-reimaged-by-another|label appID in spec.template|owner writes
+helm-accounts/denied-job-deleted-by-other-release-hook|label appID|owner writes
+helm-accounts/denied-mutatingwebhookconfiguration-repointed-by-cainjector|label appID|owner writes
+helm-accounts/denied-pod-binding-carrying-an-owner-label|label appID|binding
+helm-accounts/denied-pod-ephemeral-container-injected-by-other-release|label appID|owner writes
+helm-accounts/denied-pod-status-relabelled-for-other-release|label appID|owner change
+helm-accounts/denied-resourceclaimtemplate-claiming-another-release|label appID in spec|identity
+helm/denied-crd-annotated-without-release-namespace|annotation meta.helm.sh/release-name|owner value
+helm/denied-deployment-handoff-taken-by-another-release|annotation meta.helm.sh/release-name|owner change
+helm/denied-deployment-taken-over-by-other-release|annotation meta.helm.sh/release-name|owner change
+olm-v1/denied-crd-labelled-by-a-person|label olm.operatorframework.io/owner-name|owner writes
+olm-v1/denied-crd-orphaned-by-cainjector|label olm.operatorframework.io/owner-name|identity
+olm-v1/denied-crd-taken-over-by-second-install|label olm.operatorframework.io/owner-name|owner change
+olm-v1/denied-deployment-claimed-by-another-extensions-installer|label olm.operatorframework.io/owner-name|identity
+olm-v1/denied-deployment-half-pair|label olm.operatorframework.io/owner-name|owner value
+'
 
-@test "appID: a Helm hook overwriting a foreign CRD's owner is denied" {
-    evaluate examples/app-id/settings.yaml examples/app-id/denied-crd-overwritten-by-helm-hook.json
-    denied "label appID: owner change denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from \"ClusterExtension.prometheus-operator\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner appID ClusterExtension.prometheus-operator ClusterExtension.kube-prometheus-stack)"
-}
-
-@test "appID: adoption is allowed by default and denied under adoption: Deny" {
-    evaluate '{}' test_data/crd-update-adoption.json
-    allowed
-    evaluate '{"adoption": "Deny"}' test_data/crd-update-adoption.json
-    denied 'label appID: adoption denied for CustomResourceDefinition foos.example.com from none to "ClusterExtension.first": adoption is set to Deny; create objects with their owner mark instead of marking existing ones'
-}
-
-@test "appID: orphaning is allowed by default and denied under orphaning: Deny" {
-    evaluate '{}' test_data/crd-update-orphaning.json
-    allowed
-    evaluate '{"orphaning": "Deny"}' test_data/crd-update-orphaning.json
-    denied 'label appID: orphaning denied for CustomResourceDefinition foos.example.com from "ClusterExtension.first" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
-}
-
-@test "appID: an unchanged invalid owner that predates the policy is not re-judged" {
-    evaluate '{}' test_data/job-update-legacy-owner.json
-    allowed
-}
-
-@test "writes: Owner: a value from before the policy that names no owner freezes nothing" {
-    local legacy='{"appID": "payments"}'
-    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" "$legacy")"
-    allowed
-    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a DELETE "$legacy" null)"
-    allowed
-    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a UPDATE "$legacy" '{}')"
-    allowed
-    # a readable owner stays one
-    local owned='{"appID": "ClusterExtension.cert-manager"}'
-    evaluate examples/helm-accounts/settings.yaml "$(request "" ConfigMap team-a DELETE "$owned" null)"
-    denied 'label appID: owner writes denied for DELETE of ConfigMap team-a/x, owned by "ClusterExtension.cert-manager": user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-}
-
-@test "appID: adoption by an owner out of scope is denied" {
-    evaluate '{}' "$(request "" ConfigMap team-b UPDATE '{}' '{"appID": "Extension.team-a.argocd"}')"
-    denied 'label appID: namespace scope denied for ConfigMap team-b/x from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
-}
-
-# --- scope ------------------------------------------------------------------
-
-@test "scope: a ClusterExtension may own a CRD" {
-    evaluate examples/app-id/settings.yaml examples/app-id/allowed-crd-create-by-cluster-extension.json
-    allowed
-}
-
-@test "scope: an Extension may not own a CRD" {
-    evaluate examples/app-id/settings.yaml examples/app-id/denied-crd-claimed-by-extension.json
-    denied "label appID: cluster scope denied for CustomResourceDefinition applications.argoproj.io from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
-}
-
-@test "scope: an Extension owns objects in its own namespace only" {
-    evaluate examples/app-id/settings.yaml examples/app-id/allowed-configmap-in-own-namespace.json
-    allowed
-    evaluate examples/app-id/settings.yaml examples/app-id/denied-configmap-in-other-namespace.json
-    denied 'label appID: namespace scope denied for ConfigMap team-b/argocd-cm from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
-}
-
-@test "scope: a Namespace is cluster-scoped whatever namespace the request carries" {
-    evaluate examples/app-id/settings.yaml examples/app-id/denied-namespace-claimed-by-extension.json
-    denied "label appID: cluster scope denied for Namespace team-a-tools from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
-    evaluate '{}' test_data/namespace-create-cluster-owner.json
-    allowed
-}
-
-@test "scope: a value that names no configured kind is denied" {
-    evaluate examples/app-id/settings.yaml examples/app-id/denied-job-unknown-owner-kind.json
-    denied 'label appID: owner value denied for Job team-a/upgrade-crds from none to "HelmRelease.team-a.upgrade": "HelmRelease" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
-}
-
-# --- OLM v1's kind/name pair --------------------------------------------------
-
-@test "olm-v1: a ClusterExtension adopts an unlabelled CRD" {
-    evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-crd-adoption.json
-    allowed
-}
-
-@test "olm-v1: a second install taking over a CRD is denied" {
-    evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-crd-taken-over-by-second-install.json
-    denied "label olm.operatorframework.io/owner-name: owner change denied for CustomResourceDefinition certificates.cert-manager.io from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner olm.operatorframework.io/owner-name ClusterExtension.cert-manager ClusterExtension.cert-manager-v2)"
-}
-
-@test "olm-v1: half a kind/name pair is denied" {
-    evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-deployment-half-pair.json
-    denied 'label olm.operatorframework.io/owner-name: owner value denied for Deployment cert-manager/cert-manager-webhook from none to name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together'
-}
-
-@test "olm-v1: removing both labels orphans the object" {
-    evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-deployment-orphaned.json
-    allowed
-}
-
-# --- Camel K operator ids -------------------------------------------------------
-
-@test "camel-k: an Integration moved between operators is denied" {
-    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-moved-between-operators.json
-    denied "annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from \"operator-1\" to \"operator-2\": $(one_owner camel.apache.org/operator.id operator-1 operator-2)"
-}
-
-@test "camel-k: removing the operator id, which hands an Integration to the global operator, is denied; adoption is allowed" {
-    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-released-to-global-operator.json
-    denied 'annotation camel.apache.org/operator.id: orphaning denied for Integration shop/orders-route from "operator-1" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
-    evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-adopted.json
-    allowed
-}
-
-@test "camel-k: opaque ids are not scoped, but may not be empty" {
-    evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-create.json
-    allowed
-    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-empty-operator-id.json
-    denied 'annotation camel.apache.org/operator.id: owner value denied for Integration shop/orders-route from none to "": the owner is empty; name an owner or remove it'
-}
-
-# The one check that each sample gets the verdict its name announces: allowed-… (no message, no
-# warning but an exempt requester's),
-# or denied-… by a rule (403, with its message, not refused as unreadable); …-stamped when the
-# policy adds the owner mark (a patch), and only then. A sample whose object follows its
-# controller runs with the session of its lookups (sessions/<sample>.yml): every exchange used,
-# none other made; every other sample with a session of none, so that a lookup fails the run
-# (under the repo's runner, which refuses a call its session does not hold).
-@test "every sample request gets the verdict its name announces (examples/*/)" {
-    local setups=0 samples session
+# The one check that each sample gets the verdict its name announces, with the settings of its
+# example: allowed-… (no message; no warning or audit annotation but an exempt requester's, whose
+# bypass is recorded in both), or denied-… by the marks and rules SAMPLES gives it (403, one line
+# per violation); …-stamped when the policy adds the owner mark (a patch), and only then. The
+# settings are the examples' YAML files, which the host reads as JSON. A sample whose object
+# follows its controller runs with the session of its lookups (sessions/<sample>.yml): every
+# exchange used, none other made; every other sample with a session of none, so that a lookup
+# fails the run (under the repo's runner, which refuses a call its session does not hold). Every
+# mismatch is listed before the test fails.
+@test "every example's samples get the verdicts their names announce, a denial by the marks and rules of SAMPLES (examples/*/)" {
+    local setups=0 samples wrong=() rows=() listed session sample name expected got
+    mapfile -t rows < <(grep . <<<"$SAMPLES")
     for setup in examples/*/; do
         setups=$((setups + 1))
         samples=0
-        for sample in "$setup"*.json; do
+        for file in "$setup"*.json; do
             samples=$((samples + 1))
-            session="${setup}sessions/$(basename "$sample" .json).yml"
+            sample=$(basename "$setup")/$(basename "$file" .json)
+            name=$(basename "$file")
+            session="${setup}sessions/$(basename "$file" .json).yml"
             [ -f "$session" ] || session=test_data/sessions/no-lookups.yml
-            evaluate "${setup}settings.yaml" "$sample" "$session"
-            name=$(basename "$sample")
-            verdict=$(jq -r 'if .allowed then "allowed" elif .status.code == 403 and (.status.message // "") != "" then "denied" else "refused" end' <<<"$output")
-            [[ $name == "$verdict"-* ]]
-            [[ $verdict == denied ]] || [ "$(jq -r '.status.message // empty' <<<"$output")" = "" ]
-            # allowed with no warning, but for an exempt requester, whose bypass warns
-            [[ $verdict == denied || $name == *-exempt-* ]] || [ "$(jq -r .warnings <<<"$output")" = null ]
-            patched=$(jq -r 'if .patch then "-stamped" else "" end' <<<"$output")
-            [[ $name == *"$patched".json && ($patched != "" || $name != *-stamped.json) ]]
+            evaluate "${setup}settings.yaml" "$file" "$session"
+            # what the answer is: allowed[, warned][, stamped], or denied by mark|rule|...
+            got=$(jq -r 'if .allowed then "allowed"
+                    + if .status.message then ", with a message" else "" end
+                    + if .warnings then ", warned" else "" end
+                    + if .auditAnnotations then ", audited" else "" end
+                    + if .patch then ", stamped" else "" end
+                elif .status.code == 403 then "denied|" + (.status.message | split("\n")
+                    | map(capture("^(?<mark>[^:]+): (?<rule>[a-z ]+) denied for ") // {mark: "unread: \(.)", rule: ""}
+                          | "\(.mark)|\(.rule)") | join("|"))
+                else "refused: \(.status.code): \(.status.message)" end' <<<"$output")
+            if [[ $name == allowed-* ]]; then
+                expected=allowed
+                [[ $name != *-exempt-* ]] || expected+=", warned, audited"
+                [[ $name != *-stamped.json ]] || expected+=", stamped"
+            else
+                listed=$(printf '%s\n' "${rows[@]}" | grep -m 1 "^$sample|" || true)
+                expected="denied|${listed#*|}"
+                [ -n "$listed" ] || expected="denied (no row for $sample in SAMPLES)"
+            fi
+            [ "$got" = "$expected" ] || wrong+=("$sample: want $expected, got $got")
         done
         [ "$samples" -ge 4 ]
     done
+    # every row is a denied sample's, and each sample has one row
+    for row in "${rows[@]}"; do
+        [ -f "examples/${row%%|*}.json" ] && [[ ${row%%|*} == */denied-* ]] || wrong+=("SAMPLES: ${row%%|*} is no denied sample")
+    done
+    while read -r twice; do
+        wrong+=("SAMPLES: $twice has two rows")
+    done < <(printf '%s\n' "${rows[@]%%|*}" | sort | uniq -d)
+    printf '%s\n' "${wrong[@]}"
+    [ "${#wrong[@]}" -eq 0 ]
     [ "$setups" -ge 6 ]
 }
 
@@ -268,7 +271,7 @@ settings_rejected() {
     [ "$counted" -ge 19 ]
 }
 
-# --- the cluster's own writes ------------------------------------------------------
+# --- every example, on its own marks; the cluster's own writes --------------------------
 
 # nth_mark SETUP N: the N-th owner mark of examples/SETUP/settings.yaml as JSON (null when
 # there is none), read from the example's own lines (`- label: K` or `- annotation: K`, then
@@ -281,6 +284,12 @@ nth_mark() {
               if (kv[1] != "") { gsub(/[][]/, "", kv[2]); sub(/,.*/, "", kv[2]);
                                  printf "%s\t%s\n", kv[1], kv[2] } }' "examples/$1/settings.yaml" |
         jq -R -s 'split("\n") | map(select(length > 0) | split("\t") | {(.[0]): .[1]}) | add'
+}
+
+# mark_name SETUP N: the N-th owner mark of examples/SETUP/settings.yaml as a message names it,
+# `label K` or `annotation K`.
+mark_name() {
+    nth_mark "$1" "$2" | jq -r 'if .label then "label \(.label)" else "annotation \(.annotation)" end'
 }
 
 # The jq functions that write owner `o` under a mark `$mark` (from nth_mark) on an object of
@@ -351,7 +360,7 @@ marked() {
         local setup
         setup=$(basename "$dir")
         evaluate "${dir}settings.yaml" "$(marked "$setup" a b)"
-        [[ $(jq -r .status.message <<<"$output") == *": owner change denied for Deployment team-a/web from "* ]]
+        denied_by "$(mark_name "$setup" 1)" "owner change"
         evaluate "${dir}settings.yaml" "$(marked "$setup" a "a offer-b")"
         allowed
         evaluate "${dir}settings.yaml" "$(marked "$setup" "a offer-b" b)"
@@ -366,7 +375,7 @@ marked() {
         if [[ $linked == false ]]; then
             crossed=$((crossed + 1))
             evaluate "${dir}settings.yaml" "$(marked "$setup" a "a other-b")"
-            [[ $(jq -r .status.message <<<"$output") == *": one owner denied for Deployment team-a/web from none to "* ]]
+            denied_by "$(mark_name "$setup" 2)" "one owner"
             evaluate "${dir}settings.yaml" "$(marked "$setup" a "a offer-other-b")"
             allowed
             evaluate "${dir}settings.yaml" "$(marked "$setup" "a offer-other-b" other-b)"
@@ -406,243 +415,83 @@ marked() {
     [ "${#wrong[@]}" -eq 0 ]
 }
 
-# --- exemptions, subresources, DELETE ---------------------------------------------
+# --- what no sample shows -------------------------------------------------------------------
 
-@test "exemptions: an exempt user bypasses a denial with a warning and an audit annotation" {
+@test "adoption: allowed by default, denied under adoption: Deny (no example denies it)" {
+    evaluate '{}' test_data/crd-update-adoption.json
+    allowed
+    evaluate '{"adoption": "Deny"}' test_data/crd-update-adoption.json
+    denied_by "label appID" adoption
+}
+
+# --- exemptions: a bypass is allowed with a warning and an audit annotation -------------------
+
+@test "exemptions: an exempt user or group bypasses a denial, writes: Owner included, with a warning and an audit annotation" {
     evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-clusterrole-takeover-by-exempt-admin.json
-    allowed
-    bypassed="exempt user break-glass-admin bypassed: label olm.operatorframework.io/owner-name: owner change denied for ClusterRole cert-manager-edit from \"ClusterExtension.cert-manager\" to \"ClusterExtension.cert-manager-v2\": $(one_owner olm.operatorframework.io/owner-name ClusterExtension.cert-manager ClusterExtension.cert-manager-v2)"
-    [ "$(jq -r '.warnings[0]' <<<"$output")" = "$bypassed" ]
-    [ "$(jq -r '.auditAnnotations["single-owner-policy-exemption"]' <<<"$output")" = "$bypassed" ]
-}
-
-@test "exemptions: an exempt group bypasses a denial" {
+    bypassed_by "exempt user break-glass-admin" "label olm.operatorframework.io/owner-name" "owner change"
+    # an exempt requester bypasses writes: Owner too
+    jq '.userInfo = {username: "break-glass-admin", groups: ["system:authenticated"]}' \
+        examples/olm-v1/denied-crd-labelled-by-a-person.json >"$BATS_TEST_TMPDIR/break-glass.json"
+    evaluate examples/olm-v1/settings.yaml "$BATS_TEST_TMPDIR/break-glass.json"
+    bypassed_by "exempt user break-glass-admin" "label olm.operatorframework.io/owner-name" "owner writes"
     evaluate '{"exemptions": {"groups": ["system:serviceaccounts"]}}' test_data/crd-update-owner-change.json
-    allowed
-    [[ $(jq -r '.warnings[0]' <<<"$output") == "user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts bypassed: label appID: owner change denied for"* ]]
+    bypassed_by "user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts" "label appID" "owner change"
 }
 
-@test "a status write that keeps the owner labels, and a DELETE without writes: Owner, are not judged" {
-    evaluate '{"orphaning": "Deny"}' test_data/crd-update-status.json
-    allowed
-    evaluate '{"orphaning": "Deny"}' test_data/crd-delete.json
-    allowed
-}
+# --- lookups: what the host answers the policy ------------------------------------------------
 
-# --- subresources: a status write can relabel Pods, Namespaces and other built-in kinds ------
-
-# The status UPDATE test_data/FIXTURE, edited by a jq filter and sent by USER:
-#   status_write FIXTURE FILTER [USER]
-status_write() {
-    local file="$BATS_TEST_TMPDIR/status-$RANDOM.json"
-    jq --arg user "${3:-kubernetes-admin}" \
-        "$GROUPS_JQ $2 | .userInfo = {username: \$user, groups: groups_of(\$user)}" \
-        "test_data/$1" >"$file"
-    echo "$file"
-}
-
-MOVE_TO_KPS='.object.metadata.labels.appID = "ClusterExtension.kube-prometheus-stack"'
-ORPHAN='.object.metadata.labels |= del(.appID)'
-ADOPT_BY_TEAM_A='.oldObject.metadata.labels |= del(.appID) | .object.metadata.labels.appID = "Extension.team-a.argocd"'
-
-@test "subresource: an owner change through pods/status or namespaces/status is denied, naming it" {
-    evaluate '{}' "$(status_write pod-status-update-by-kubelet.json "$MOVE_TO_KPS")"
-    denied "label appID: owner change denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner appID ClusterExtension.cert-manager ClusterExtension.kube-prometheus-stack)"
-    evaluate '{}' "$(status_write namespace-status-update.json "$MOVE_TO_KPS")"
-    denied "label appID: owner change denied for Namespace cert-manager (subresource status) from \"ClusterExtension.cert-manager\" to \"ClusterExtension.kube-prometheus-stack\": $(one_owner appID ClusterExtension.cert-manager ClusterExtension.kube-prometheus-stack)"
-}
-
-@test "subresource: orphaning through pods/status or namespaces/status is judged like on the object" {
-    evaluate '{"orphaning": "Deny"}' "$(status_write pod-status-update-by-kubelet.json "$ORPHAN")"
-    denied 'label appID: orphaning denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from "ClusterExtension.cert-manager" to none: orphaning is set to Deny; the owner mark stays until the object is deleted, or its owner hands it over with an offer'
-    evaluate examples/helm-accounts/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN")"
-    denied 'label appID: identity denied for Namespace cert-manager (subresource status) from "ClusterExtension.cert-manager" to none: user kubernetes-admin acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate examples/helm-accounts/settings.yaml "$(status_write namespace-status-update.json "$ORPHAN" system:serviceaccount:helm-releases:cert-manager)"
-    allowed
-}
-
-@test "subresource: an out-of-scope adoption through pods/status or namespaces/status is denied" {
-    evaluate '{}' "$(status_write pod-status-update-by-kubelet.json "$ADOPT_BY_TEAM_A")"
-    denied 'label appID: namespace scope denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from none to "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in cert-manager; use an owner from cert-manager or a cluster-level owner'
-    evaluate '{}' "$(status_write namespace-status-update.json "$ADOPT_BY_TEAM_A")"
-    denied "label appID: cluster scope denied for Namespace cert-manager (subresource status) from none to \"Extension.team-a.argocd\": $CLUSTER_ONLY"
-}
-
-@test "subresource: status writes that keep the labels pass under every example's settings, writes: Owner included" {
-    for setup in app-id olm-v1 camel-k helm; do
-        for status in pod-status-update-by-kubelet namespace-status-update; do
-            evaluate "examples/$setup/settings.yaml" "test_data/$status.json"
-            allowed
-        done
-    done
-    # The same write on the Pod itself is the owner's to make.
-    jq 'del(.subResource, .requestSubResource)' test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/main.json"
-    evaluate examples/helm-accounts/settings.yaml "$BATS_TEST_TMPDIR/main.json"
-    denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p, owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-}
-
-@test "subresource: a scale is judged from its target under writes: Owner, never from its Scale body" {
-    # writes: Any judges no write; a Scale's labels are not the object's
-    evaluate examples/app-id/settings.yaml test_data/deployment-scale-update.json
-    allowed
-    jq '.object.metadata.labels = {"appID": "ClusterExtension.other"}' test_data/deployment-scale-update.json >"$BATS_TEST_TMPDIR/scale.json"
-    evaluate examples/app-id/settings.yaml "$BATS_TEST_TMPDIR/scale.json"
-    allowed
-    # writes: Owner reads the target (the samples' sessions answer it); a target the host will
-    # not read is denied, saying what to grant
+@test "scale: under writes: Owner, a target the host will not read is denied, carrying the host's words" {
+    # run without the session of its lookups, which the samples' scale writes have
     evaluate examples/helm-accounts/settings.yaml test_data/deployment-scale-update.json
     [ "$(jq -r .allowed <<<"$output")" = false ]
-    [[ $(jq -r .status.message <<<"$output") == 'cannot judge the scale of Deployment cert-manager/cert-manager-webhook under writes: Owner: reading it failed ('*"); grant policy-server's service account get on deployments (see docs/deploying.md, \"Derived objects\")" ]]
+    [ "$(jq -r .status.code <<<"$output")" = 403 ]
+    [[ $(jq -r .status.message <<<"$output") == 'cannot judge the scale of Deployment cert-manager/cert-manager-webhook under writes: Owner: reading it failed ('?*'); '* ]]
 }
 
-@test "subresource: an offer made through a status write is judged like one on the object" {
-    jq '.object.metadata.annotations["single-owner-policy.io/offer"] = "appID: ClusterExtension.cert-manager -> ClusterExtension.kube-prometheus-stack"' \
-        test_data/pod-status-update-by-kubelet.json >"$BATS_TEST_TMPDIR/offer.json"
-    evaluate examples/helm-accounts/settings.yaml "$BATS_TEST_TMPDIR/offer.json"
-    denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)
-annotation single-owner-policy.io/offer: offer denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user system:node:node-1 acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may offer it or withdraw an offer of it'
-}
+# --- settings refused at load -------------------------------------------------------------
 
-@test "subresource: under writes: Owner, a status write that adds an owner mark needs the current owner's requester, and is a second owner" {
-    settings='{"ownerMarks": [{"label": "appID", "clusterKinds": ["ClusterExtension"]}, {"annotation": "camel.apache.org/operator.id"}],
-               "identities": [{"owners": ["operator-2"], "users": ["alice"]}], "writes": "Owner"}'
-    evaluate "$settings" "$(status_write pod-status-update-by-kubelet.json '.object.metadata.annotations["camel.apache.org/operator.id"] = "operator-2"' alice)"
-    denied 'label appID: owner writes denied for UPDATE of Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status), owned by "ClusterExtension.cert-manager": user alice acts for "operator-2", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)
-annotation camel.apache.org/operator.id: one owner denied for Pod cert-manager/cert-manager-webhook-6d5f8b7c9-x2k4p (subresource status) from none to "operator-2": the object is owned by "ClusterExtension.cert-manager" under label appID, and an object has one owner across tools; its owner hands it over with an offer (single-owner-policy.io/offer="appID: ClusterExtension.cert-manager -> camel.apache.org/operator.id: operator-2")'
-}
-
-# --- settings errors ------------------------------------------------------------
-
-@test "settings: an unknown field is named" {
-    run --separate-stderr "$KWCTL" run --settings-json '{"ownerLabel": []}' --request-path test_data/crd-delete.json "$POLICY"
-    settings_rejected 'unknown field `ownerLabel`, expected one of `ownerMarks`, `adoption`, `orphaning`, `exemptions`'
-}
-
-@test "settings: the settings renamed in 0.2.0 say what to write instead" {
-    run --separate-stderr "$KWCTL" run --settings-json '{"ownerLabels": [{"key": "appID"}]}' --request-path test_data/crd-delete.json "$POLICY"
-    settings_rejected 'ownerLabels was renamed to ownerMarks in 0.2.0; write each entry'"'"'s `key: K` as `label: K` (kindKey and the kinds stay), or `annotation: K` for an annotation'
-    run --separate-stderr "$KWCTL" run --settings-json '{"transferAnnotation": "x/offer"}' --request-path test_data/crd-delete.json "$POLICY"
-    settings_rejected 'transferAnnotation was renamed to offerAnnotation in 0.2.0; offers now read `<mark>: <from> -> <to>`'
-}
-
-@test "settings: each invalid value names its field" {
+# Each row: settings|the start of the policy's message, one row for each field. Where
+# src/settings.rs asserts the text (or its template), the row gives the field it names alone;
+# where no Rust test does (serde's words for a wrong type, a missing field), the whole text.
+@test "settings: invalid settings are refused when the host loads the policy, in kwctl's words, naming the field" {
     while IFS='|' read -r settings message; do
         run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
         settings_rejected "$message"
-    done <<'EOF'
-{"ownerMarks": []}|ownerMarks: list at least one owner mark
-{"ownerMarks": [{"label": "app ID"}]}|ownerMarks[0].label: "app ID" is not a valid label key
-{"ownerMarks": [{"annotation": "a"}, {"annotation": "a"}]}|ownerMarks[1].annotation: annotation "a" is already guarded by another mark
-{"ownerMarks": [{"label": "appID"}, {"label": "appID"}]}|ownerMarks[1].label: label "appID" is already guarded by another mark; each key may appear once, as a label or an annotation
-{"ownerMarks": [{"label": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}|ownerMarks[0]: kind "X" is listed in both clusterKinds and namespacedKinds
-{"ownerMarks": [{"label": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerMarks[0].clusterKinds[0]: "Cluster.Extension" is not a valid kind name
-{"ownerMarks": [{"label": "a", "kindKey": "b"}]}|ownerMarks[0].kindKey: set without clusterKinds or namespacedKinds
-{"ownerMarks": [{"label": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}]}|ownerMarks[0].format: ArgoCDTrackingID is read from an annotation
-{"ownerMarks": [{"annotation": "h/name", "namespaceKey": "h/namespace", "sameOwnerAs": ["f/name"]}]}|ownerMarks[0].sameOwnerAs[0]: "f/name" is not the key of another owner mark
-{"adoption": "allow"}|adoption: unknown variant `allow`, expected `Allow` or `Deny`
-{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["*"], "operations": ["DELETE"]}]}|trustedWriters[0].users[0]: "system:serviceaccount:kube-system:*" reaches any service account of kube-system
-{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}|identities[0].access: unknown variant `Read`, expected one of `Own`, `Write`, `Derive`, `InjectCA`
-{"parentKinds": [{"apiVersion": "camel.apache.org/v1", "kind": "Integration"}, {"apiVersion": "camel.apache.org/v2", "kind": "Integration"}]}|parentKinds[1]: Integration of group "camel.apache.org" is listed already; list each kind once
+    done <<'ROWS'
+{"ownerLabel": []}|ownerLabel:
+{"ownerLabels": [{"key": "appID"}]}|ownerLabels was renamed
+{"transferAnnotation": "x/offer"}|transferAnnotation was renamed
+{"ownerMarks": []}|ownerMarks:
+{"ownerMarks": [{"label": "app ID"}]}|ownerMarks[0].label:
+{"ownerMarks": [{"annotation": "a"}, {"annotation": "a"}]}|ownerMarks[1].annotation:
+{"ownerMarks": [{"label": "appID"}, {"label": "appID"}]}|ownerMarks[1].label:
+{"ownerMarks": [{"label": "a", "clusterKinds": ["X"], "namespacedKinds": ["X"]}]}|ownerMarks[0]:
+{"ownerMarks": [{"label": "a", "clusterKinds": ["Cluster.Extension"]}]}|ownerMarks[0].clusterKinds[0]:
+{"ownerMarks": [{"label": "a", "kindKey": "b"}]}|ownerMarks[0].kindKey:
+{"ownerMarks": [{"label": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID"}]}|ownerMarks[0].format:
+{"ownerMarks": [{"annotation": "h/name", "namespaceKey": "h/namespace", "sameOwnerAs": ["f/name"]}]}|ownerMarks[0].sameOwnerAs[0]:
+{"ownerMarks": "appID"}|ownerMarks: invalid type: string "appID", expected a sequence
+{"ownerMarks": [{"label": 1}]}|ownerMarks[0].label: invalid type: integer `1`, expected a string
+{"ownerMarks": [{"label": "a", "clusterKinds": "X"}]}|ownerMarks[0].clusterKinds: invalid type: string "X", expected a sequence
+{"adoption": "allow"}|adoption:
+{"exemptions": []}|exemptions:
+{"stamp": "yes"}|stamp:
+{"writes": "Owner"}|writes:
+{"offerAnnotation": "offer to"}|offerAnnotation:
+{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["*"], "operations": ["DELETE"]}]}|trustedWriters[0].users[0]:
+{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}|identities[0].access:
+{"identities": [{"owners": ["ClusterExtension.a"]}]}|identities[0]:
+{"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]:
+{"parentKinds": [{"apiVersion": "camel.apache.org/v1", "kind": "Integration"}, {"apiVersion": "camel.apache.org/v2", "kind": "Integration"}]}|parentKinds[1]:
 {"parentKinds": [{"apiVersion": "camel.apache.org/v1"}]}|parentKinds[0]: missing field `kind`
-EOF
+ROWS
 }
 
-@test "trustedWriters: an added writer is trusted with its resources and operations only" {
-    local settings='{"identities": [{"owners": ["ClusterExtension.*"], "users": ["installer"]}], "writes": "Owner",
-        "trustedWriters": [{"users": ["system:k3s-controller"], "resources": ["configmaps"], "operations": ["DELETE"]}]}'
-    local owned='{"appID": "ClusterExtension.a"}'
-    evaluate "$settings" "$(request "" ConfigMap team-a DELETE "$owned" null system:k3s-controller)"
-    allowed
-    [ "$(jq -r '.warnings' <<<"$output")" = null ]
-    evaluate "$settings" "$(request "" ConfigMap team-a UPDATE "$owned" '{"appID": "ClusterExtension.b"}' system:k3s-controller)"
-    denied 'label appID: owner change denied for ConfigMap team-a/x from "ClusterExtension.a" to "ClusterExtension.b": '"$(one_owner appID ClusterExtension.a ClusterExtension.b)"
-    evaluate "$settings" "$(request "" Secret team-a DELETE "$owned" null system:k3s-controller)"
-    denied 'label appID: owner writes denied for DELETE of Secret team-a/x, owned by "ClusterExtension.a": user system:k3s-controller acts for none, not for "ClusterExtension.a"; only a requester acting for an owner may update or delete it (writes: Owner)'
-}
-
-@test "settings: a YAML settings file is read like JSON" {
-    evaluate examples/olm-v1/settings.yaml test_data/deployment-create-olm-owner.json
-    allowed
-}
-
-# --- malformed requests -------------------------------------------------------------
-
-@test "malformed: a label value that is not a string is rejected with code 400" {
-    evaluate '{}' "$(request "" ConfigMap team-a CREATE null '{"appID": 5}')"
-    [ "$(jq -r .allowed <<<"$output")" = false ]
-    [ "$(jq -r .status.code <<<"$output")" = 400 ]
-    [[ $(jq -r .status.message <<<"$output") == 'cannot read the admission request: request.object.metadata.labels.appID: invalid type: integer `5`, expected a string at line '* ]]
-}
-
-@test "malformed: labels given as an array are rejected with code 400" {
-    evaluate '{}' "$(request "" ConfigMap team-a CREATE null '["appID"]')"
-    [ "$(jq -r .allowed <<<"$output")" = false ]
-    [ "$(jq -r .status.code <<<"$output")" = 400 ]
-    [[ $(jq -r .status.message <<<"$output") == 'cannot read the admission request: request.object.metadata.labels: invalid type: sequence, expected a map at line '* ]]
-}
-
-@test "malformed: an UPDATE without oldObject is rejected with code 400" {
-    evaluate '{}' "$(request "" ConfigMap team-a UPDATE null '{}')"
-    denied 'cannot read the admission request: an UPDATE request needs `object` and `oldObject`' 400
-}
-
-# --- identities (examples/helm and examples/olm-v1, and inline settings) -------------
+# --- mutations: stamping and consumed offers, as JSON patches ---------------------------------
 
 CAMEL_IDENTITIES='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}], "identities": [
     {"owners": ["operator-1"], "users": ["system:serviceaccount:camel-k:camel-k-operator"]},
     {"owners": ["operator-2"], "users": ["system:serviceaccount:camel-k-next:camel-k-operator"]}]}'
-
-@test "identity: the two-step takeover (orphan, then adopt) is denied at both steps" {
-    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-crd-orphaned-by-admin.json
-    denied 'label appID: identity denied for CustomResourceDefinition certificates.cert-manager.io from "ClusterExtension.cert-manager" to none: user kubernetes-admin only writes for "ClusterExtension.cert-manager" (access: Write); only a requester acting for an owner may remove it'
-    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' system:serviceaccount:helm-releases:kube-prometheus-stack)"
-    denied 'label appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
-}
-
-@test "identity: a release may not label something as another release's" {
-    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-crd-labelled-for-other-release.json
-    denied 'label appID: identity denied for CustomResourceDefinition prometheuses.monitoring.coreos.com from none to "ClusterExtension.kube-prometheus-stack": user system:serviceaccount:helm-releases:cert-manager acts for "ClusterExtension.cert-manager", not for "ClusterExtension.kube-prometheus-stack"; only a requester acting for an owner may set it'
-}
-
-@test "writes: Owner: a hook of release B may not patch or delete release A's CRD or Job" {
-    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-crd-patched-by-other-release-hook.json
-    denied 'label appID: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may write CA bundles into it (writes: Owner, or access: InjectCA)'
-    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/denied-job-deleted-by-other-release-hook.json
-    denied 'label appID: owner writes denied for DELETE of Job cert-manager/upgrade-crds, owned by "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:kube-prometheus-stack acts for "ClusterExtension.kube-prometheus-stack", not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/allowed-job-deleted-by-own-release-hook.json
-    allowed
-    evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/allowed-crd-upgrade-by-own-release.json
-    allowed
-}
-
-@test "writes: Any keeps label-only guarding: foreign updates and deletes are allowed" {
-    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop DELETE '{"camel.apache.org/operator.id": "operator-1"}' null system:serviceaccount:camel-k-next:camel-k-operator)"
-    allowed
-    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop UPDATE '{"camel.apache.org/operator.id": "operator-1"}' '{"camel.apache.org/operator.id": "operator-1"}' kubernetes-admin)"
-    allowed
-}
-
-@test "identity: OLM v1's one controller acts for every ClusterExtension; others may not patch" {
-    evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-crd-adoption.json
-    allowed
-    evaluate examples/olm-v1/settings.yaml examples/olm-v1/denied-crd-labelled-by-a-person.json
-    denied 'label olm.operatorframework.io/owner-name: owner writes denied for UPDATE of CustomResourceDefinition certificates.cert-manager.io, owned by "ClusterExtension.cert-manager": user alice acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may update or delete it (writes: Owner)'
-}
-
-@test "identity: Camel K operators act for their own operator id only" {
-    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop CREATE null '{"camel.apache.org/operator.id": "operator-1"}' system:serviceaccount:camel-k:camel-k-operator)"
-    allowed
-    evaluate "$CAMEL_IDENTITIES" "$(request camel.apache.org Integration shop CREATE null '{"camel.apache.org/operator.id": "operator-2"}' system:serviceaccount:camel-k:camel-k-operator)"
-    denied 'annotation camel.apache.org/operator.id: identity denied for Integration shop/x from none to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
-}
-
-@test "identity: templated bindings act for the owners of their own service account" {
-    settings='{"identities": [{"owners": ["Extension.${namespace}.*"], "users": ["system:serviceaccount:*:installer"]}]}'
-    evaluate "$settings" "$(request "" ConfigMap team-a CREATE null '{"appID": "Extension.team-a.argocd"}' system:serviceaccount:team-a:installer)"
-    allowed
-    evaluate "$settings" "$(request "" ConfigMap team-a CREATE null '{"appID": "Extension.team-a.argocd"}' system:serviceaccount:team-b:installer)"
-    denied 'label appID: identity denied for ConfigMap team-a/x from none to "Extension.team-a.argocd": user system:serviceaccount:team-b:installer acts for "Extension.team-b.*", not for "Extension.team-a.argocd"; only a requester acting for an owner may set it'
-}
 
 @test "stamp: a CREATE by a release's service account gets its owner label" {
     evaluate examples/helm-accounts/settings.yaml examples/helm-accounts/allowed-crd-create-stamped.json
@@ -689,7 +538,7 @@ patched() {
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
     [ "$(jq -r .warnings <<<"$output")" = null ]
     evaluate "$JUDGING" examples/helm-accounts/denied-crd-labelled-for-other-release.json
-    [ "$(jq -r .allowed <<<"$output")" = false ]
+    denied_by "label appID" identity
     # An exempt requester is warned about once, by the judging twin.
     jq '.userInfo.username = "break-glass-admin"' examples/helm-accounts/denied-crd-labelled-for-other-release.json >"$BATS_TEST_TMPDIR/exempt.json"
     evaluate "$STAMPING" "$BATS_TEST_TMPDIR/exempt.json"
@@ -699,7 +548,7 @@ patched() {
     # A mutating webhook called after the stamping one that moves the label is caught.
     jq '.object.metadata.labels.appID = "ClusterExtension.kube-prometheus-stack"' "$stamped" >"$BATS_TEST_TMPDIR/rewritten.json"
     evaluate "$JUDGING" "$BATS_TEST_TMPDIR/rewritten.json"
-    [ "$(jq -r .allowed <<<"$output")" = false ]
+    denied_by "label appID" identity
 }
 
 @test "stamp: both labels of a kind/name pair are stamped, beside existing labels" {
@@ -722,46 +571,6 @@ patched() {
     evaluate "$settings" "$(request apiextensions.k8s.io CustomResourceDefinition "" CREATE null '{}' olm)"
     allowed
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
-}
-
-@test "identity: a user named like a wildcard service account acts for no templated owner" {
-    # A client certificate's CN or a proxy's user name can read system:serviceaccount:…:*; no
-    # service account is named so, and a filled-in template value is never a wildcard.
-    impostor='system:serviceaccount:helm-releases:*'
-    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{}' "$impostor")"
-    denied 'label appID: identity denied for CustomResourceDefinition x from "ClusterExtension.cert-manager" to none: user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may remove it'
-    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
-    denied 'label appID: identity denied for CustomResourceDefinition x from none to "ClusterExtension.cert-manager": user system:serviceaccount:helm-releases:* acts for none, not for "ClusterExtension.cert-manager"; only a requester acting for an owner may set it'
-    evaluate examples/helm-accounts/settings.yaml "$(request apiextensions.k8s.io CustomResourceDefinition "" UPDATE '{"appID": "ClusterExtension.cert-manager"}' '{"appID": "ClusterExtension.cert-manager"}' "$impostor")"
-    [ "$(jq -r .allowed <<<"$output")" = false ]
-    [[ $(jq -r .status.message <<<"$output") == 'label appID: owner writes denied for UPDATE of CustomResourceDefinition x'* ]]
-}
-
-@test "exemptions override identity rules, with a warning; the garbage collector needs none" {
-    local break_glass="$BATS_TEST_TMPDIR/break-glass.json"
-    jq '.userInfo = {username: "break-glass-admin", groups: ["system:authenticated"]}' \
-        examples/olm-v1/denied-crd-labelled-by-a-person.json >"$break_glass"
-    evaluate examples/olm-v1/settings.yaml "$break_glass"
-    allowed
-    [[ $(jq -r '.warnings[0]' <<<"$output") == 'exempt user break-glass-admin bypassed: label olm.operatorframework.io/owner-name: owner writes denied for UPDATE of CustomResourceDefinition'* ]]
-    evaluate examples/olm-v1/settings.yaml examples/olm-v1/allowed-deployment-deleted-by-garbage-collector.json
-    allowed
-    [ "$(jq -r '.warnings' <<<"$output")" = null ]
-}
-
-@test "settings: identity settings errors name their field" {
-    while IFS='|' read -r settings message; do
-        run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
-        settings_rejected "$message"
-    done <<'EOF'
-{"writes": "Owner"}|writes: Owner needs identities
-{"stamp": true}|stamp: true needs identities
-{"identities": [{"owners": ["ClusterExtension.a"]}]}|identities[0]: binds no users or groups
-{"identities": [{"owners": ["Extension.${ns}.*"], "users": ["a"]}]}|identities[0].owners[0]: "Extension.${ns}.*" uses the unknown template ${ns}
-{"identities": [{"owners": ["Operator.a"], "users": ["a"]}]}|identities[0].owners[0]: "Operator.a" is no valid owner for any of the ownerMarks
-{"identities": [{"owners": ["Extension.${namespace}*"], "users": ["system:serviceaccount:*:installer"]}]}|identities[0].owners[0]: "Extension.${namespace}*" lets ${namespace} stand for a longer or another namespace: the * beside it, with only namespace characters between, matches them too; separate the two with a character a namespace cannot hold, or drop the *, as in "Extension.${namespace}.*"
-{"identities": [{"owners": ["Extension.*${namespace}.*"], "users": ["system:serviceaccount:*:installer"]}]}|identities[0].owners[0]: "Extension.*${namespace}.*" lets ${namespace} stand for a longer or another namespace
-EOF
 }
 
 # --- handoff ---------------------------------------------------------------------------
@@ -787,60 +596,14 @@ handoff() {
 OPERATOR_1=system:serviceaccount:camel-k:camel-k-operator
 OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
 
-@test "handoff: operator-1 offers, operator-2 accepts: the Integration is never unowned" {
-    evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-handoff-1-offered-to-operator-2.json
-    allowed
-    evaluate examples/camel-k/settings.yaml examples/camel-k/allowed-integration-handoff-2-accepted-by-operator-2.json
-    allowed
-    # The samples are one history: what the offer stored is what the accepting update starts
-    # from, and no step stores the Integration without an owner.
+# The samples of a handoff are one history: what the offer stored is what the accepting update
+# starts from, and no step stores the Integration without an owner.
+@test "handoff: the samples of operator-1's offer and operator-2's accept are one history, never unowned" {
     offered=examples/camel-k/allowed-integration-handoff-1-offered-to-operator-2.json
     accepted=examples/camel-k/allowed-integration-handoff-2-accepted-by-operator-2.json
     [ "$(jq -c .object.metadata "$offered")" = "$(jq -c .oldObject.metadata "$accepted")" ]
     [ "$(jq -r '.object.metadata.annotations["camel.apache.org/operator.id"]' "$offered")" = operator-1 ]
     [ "$(jq -r '.object.metadata.annotations["camel.apache.org/operator.id"]' "$accepted")" = operator-2 ]
-}
-
-@test "handoff: only the offered owner may take the object, and only by consuming the offer" {
-    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-handoff-taken-by-another-operator.json
-    denied 'annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-1" to "operator-3": an object has one owner; the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-1 -> operator-2", which does not hand it to "operator-3"'
-    evaluate examples/camel-k/settings.yaml examples/camel-k/denied-integration-handoff-offer-not-consumed.json
-    denied 'annotation single-owner-policy.io/offer: offer denied for Integration shop/orders-route from "operator-1" to "operator-2": an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update'
-}
-
-@test "handoff: without an offer, an owner change names the offer annotation" {
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 "" operator-2 "")"
-    denied "annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from \"operator-1\" to \"operator-2\": $(one_owner camel.apache.org/operator.id operator-1 operator-2)"
-}
-
-@test "handoff: with identities, only the owner offers or withdraws, only the receiver accepts" {
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 "" operator-1 operator-2)"
-    allowed
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 "" operator-1 operator-2)"
-    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it'
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-1 "")"
-    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/orders-route, owned by "operator-1": user system:serviceaccount:camel-k-next:camel-k-operator acts for "operator-2", not for "operator-1"; only a requester acting for an owner may withdraw or change an offer of it'
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 operator-2 operator-1 "")"
-    allowed
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_2" operator-1 operator-2 operator-2 "")"
-    allowed
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-1 operator-2 operator-2 "")"
-    denied 'annotation camel.apache.org/operator.id: identity denied for Integration shop/orders-route from "operator-1" to "operator-2": user system:serviceaccount:camel-k:camel-k-operator acts for "operator-1", not for "operator-2"; only a requester acting for an owner may set it'
-}
-
-@test "handoff: a replayed offer cannot move the object back" {
-    evaluate "$CAMEL_IDENTITIES" "$(handoff "$OPERATOR_1" operator-2 "" operator-1 operator-2)"
-    [ "$(jq -r .allowed <<<"$output")" = false ]
-    [[ $(jq -r .status.message <<<"$output") == 'annotation camel.apache.org/operator.id: owner change denied for Integration shop/orders-route from "operator-2" to "operator-1": an object has one owner; '* ]]
-}
-
-@test "handoff: a CRD cannot be offered to a namespaced kind" {
-    file="$BATS_TEST_TMPDIR/crd-offer.json"
-    jq '.oldObject.metadata.labels = {"appID": "ClusterExtension.first"} | .object.metadata.labels = {"appID": "ClusterExtension.first"}
-        | .object.metadata.annotations["single-owner-policy.io/offer"] = "appID: ClusterExtension.first -> Extension.team-a.first"' \
-        test_data/crd-update-adoption.json >"$file"
-    evaluate '{}' "$file"
-    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of CustomResourceDefinition foos.example.com, owned by "ClusterExtension.first": the offer names "Extension.team-a.first", which cannot own the object: a cluster-scoped object can only be owned by a cluster-level kind, and Extension is confined to its namespace; use a cluster-level owner'
 }
 
 @test "handoff: deployed mutating, the policy removes the consumed offer itself" {
@@ -856,62 +619,14 @@ OPERATOR_2=system:serviceaccount:camel-k-next:camel-k-operator
         "identities": [{"owners": ["operator-1"], "users": ["operator-1"]}, {"owners": ["ClusterExtension.x"], "users": ["x"]}]}'
     local offered='{"camel.apache.org/operator.id": "operator-1", "single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}'
     local moved='{"camel.apache.org/operator.id": "operator-1", "appID": "ClusterExtension.x"}'
-    local withdrawn='annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "operator-1": user x acts for "ClusterExtension.x", not for "operator-1"; only a requester acting for an owner may withdraw or change an offer of it'
     evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$offered" "$moved" x)"
-    denied "$withdrawn"
+    denied_by "annotation single-owner-policy.io/offer" offer
     # deployed mutating, the policy does not remove it for them either
     evaluate "$(jq -c '. + {stamp: true}' <<<"$settings")" "$(request camel.apache.org Integration shop UPDATE "$offered" "$(jq -c '. + {"single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}' <<<"$moved")" x)"
     allowed
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
     # the owner withdraws it
     evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$offered" '{"camel.apache.org/operator.id": "operator-1"}' operator-1)"
-    allowed
-}
-
-@test "handoff with two marks: one mark's owner offers its object while another mark is owned" {
-    local settings='{"ownerMarks": [{"annotation": "camel.apache.org/operator.id"}, {"label": "appID", "clusterKinds": ["ClusterExtension"]}],
-        "identities": [{"owners": ["operator-1"], "users": ["operator-1"]}, {"owners": ["ClusterExtension.x"], "users": ["x"]}]}'
-    local owned='{"camel.apache.org/operator.id": "operator-1", "appID": "ClusterExtension.x"}'
-    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$owned" "$(jq -c '. + {"single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}' <<<"$owned")" operator-1)"
-    allowed
-    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$owned" "$(jq -c '. + {"single-owner-policy.io/offer": "appID: ClusterExtension.x -> ClusterExtension.y"}' <<<"$owned")" operator-1)"
-    denied 'annotation single-owner-policy.io/offer: offer denied for UPDATE of Integration shop/x, owned by "ClusterExtension.x": user operator-1 acts for "operator-1", not for "ClusterExtension.x"; only a requester acting for an owner may offer it or withdraw an offer of it'
-}
-
-@test "handoff: an offer does not outlive its owner, whoever moved the object (an exempt user, a trusted writer)" {
-    local settings
-    settings=$(jq -c '. + {exemptions: {users: ["break-glass-admin"]},
-        trustedWriters: [{users: ["system:k3s-controller"], resources: ["integrations.camel.apache.org"], operations: ["UPDATE"]}]}' <<<"$CAMEL_IDENTITIES")
-    # operator-1 offered the Integration to operator-2; someone else moved it to operator-3, offer left
-    local offered='{"camel.apache.org/operator.id": "operator-1", "single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}'
-    local moved='{"camel.apache.org/operator.id": "operator-3", "single-owner-policy.io/offer": "camel.apache.org/operator.id: operator-1 -> operator-2"}'
-    local taken='{"camel.apache.org/operator.id": "operator-2"}'
-    for mover in break-glass-admin system:k3s-controller; do
-        evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$offered" "$moved" "$mover")"
-        [ "$(jq -r .allowed <<<"$output")" = true ]
-    done
-    # operator-2 may not take it from operator-3, who never offered it
-    evaluate "$settings" "$(request camel.apache.org Integration shop UPDATE "$moved" "$taken" "$OPERATOR_2")"
-    denied 'annotation camel.apache.org/operator.id: owner change denied for Integration shop/x from "operator-3" to "operator-2": an object has one owner; the pending offer (single-owner-policy.io/offer) is "camel.apache.org/operator.id: operator-1 -> operator-2", which does not hand it to "operator-2"'
-    # the audit reports the stale offer
-    evaluate "$settings" "$(replay "$(request camel.apache.org Integration shop CREATE null "$moved")")"
-    denied 'annotation single-owner-policy.io/offer: offer: Integration shop/x is owned by "operator-3": the offer is made by "operator-1", but the object is owned by "operator-3"; only the owner offers it'
-}
-
-@test "audit: only the scanner's request is a replay; a CREATE without a user name but with groups is judged in full" {
-    local owned='{"camel.apache.org/operator.id": "operator-1"}'
-    local file
-    file=$(request camel.apache.org Integration shop CREATE null "$owned" "")
-    # as the API server sends it: groups, requestResource
-    jq '.userInfo = {username: "", groups: ["system:authenticated"]} | .requestResource = .resource' "$file" >"$BATS_TEST_TMPDIR/anonymous.json"
-    evaluate "$CAMEL_IDENTITIES" "$BATS_TEST_TMPDIR/anonymous.json"
-    denied 'annotation camel.apache.org/operator.id: identity denied for Integration shop/x from none to "operator-1": user "" acts for none, not for "operator-1"; only a requester acting for an owner may set it'
-    # and the same without groups, but with requestResource, which the scanner never sends
-    jq '.userInfo = {} | .requestResource = .resource' "$file" >"$BATS_TEST_TMPDIR/no-groups.json"
-    evaluate "$CAMEL_IDENTITIES" "$BATS_TEST_TMPDIR/no-groups.json"
-    [ "$(jq -r .allowed <<<"$output")" = false ]
-    # the scanner's own request of the same object passes
-    evaluate "$CAMEL_IDENTITIES" "$(replay "$file")"
     allowed
 }
 
@@ -934,6 +649,18 @@ unreadable() {
     [ "$(jq -r .allowed <<<"$output")" = false ]
     [ "$(jq -r .status.code <<<"$output")" = 400 ]
     [[ $(jq -r .status.message <<<"$output") == "cannot read the admission request: $1"* ]]
+}
+
+@test "malformed: a label value that is not a string, or labels given as an array, are rejected with code 400" {
+    evaluate '{}' "$(request "" ConfigMap team-a CREATE null '{"appID": 5}')"
+    unreadable 'request.object.metadata.labels.appID: invalid type: integer `5`, expected a string at line '
+    evaluate '{}' "$(request "" ConfigMap team-a CREATE null '["appID"]')"
+    unreadable 'request.object.metadata.labels: invalid type: sequence, expected a map at line '
+}
+
+@test "malformed: an UPDATE without oldObject is rejected with code 400 (its text is tests/rules.rs's)" {
+    evaluate '{}' "$(request "" ConfigMap team-a UPDATE null '{}')"
+    unreadable ''
 }
 
 @test "hostile: wrong types where the policy reads are rejected with code 400, naming the field" {
@@ -994,32 +721,16 @@ unreadable() {
     evaluate '{}' "$HOSTILE/ten-thousand-labels.json"
     allowed
     evaluate '{}' "$(jq '.object.metadata.labels.appID = "Extension.team-b.x"' "$HOSTILE/ten-thousand-labels.json" >"$BATS_TEST_TMPDIR/l.json"; echo "$BATS_TEST_TMPDIR/l.json")"
-    denied 'label appID: namespace scope denied for ConfigMap team-a/argocd-cm from none to "Extension.team-b.x": Extension owners only own objects in their own namespace (team-b), not in team-a; use an owner from team-a or a cluster-level owner'
+    denied_by "label appID" "namespace scope"
 }
 
 @test "hostile: a 10 MiB object is judged like a small one" {
     evaluate '{}' "$HOSTILE/ten-mib-object.json"
     allowed
     evaluate '{}' "$(jq '.object.metadata.labels.appID = "Operator.x"' "$HOSTILE/ten-mib-object.json" >"$BATS_TEST_TMPDIR/m.json"; echo "$BATS_TEST_TMPDIR/m.json")"
-    denied 'label appID: owner value denied for ConfigMap team-a/argocd-cm from none to "Operator.x": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
+    denied_by "label appID" "owner value"
 }
 
-@test "settings: wrong types and contradictions name the field and the fix" {
-    while IFS='|' read -r settings message; do
-        run --separate-stderr "$KWCTL" run --settings-json "$settings" --request-path test_data/crd-delete.json "$POLICY"
-        settings_rejected "$message"
-    done <<'EOF'
-{"ownerMarks": "appID"}|ownerMarks: invalid type: string "appID", expected a sequence
-{"ownerMarks": [{"label": 1}]}|ownerMarks[0].label: invalid type: integer `1`, expected a string
-{"ownerMarks": [{"label": "a", "clusterKinds": "X"}]}|ownerMarks[0].clusterKinds: invalid type: string "X", expected a sequence
-{"exemptions": []}|exemptions: must be an object with users and groups, not an array
-{"stamp": "yes"}|stamp: invalid type: string "yes", expected a boolean
-{"writes": "owner"}|writes: unknown variant `owner`, expected `Any` or `Owner`
-{"offerAnnotation": "offer to"}|offerAnnotation: "offer to" is not a valid annotation key
-{"identities": [{"owners": ["Extension.${namespace}.*"], "users": ["alice"]}]}|identities[0]: every owner uses ${namespace} or ${name}, which only service accounts have, but no user can be one
-{"identities": [{"owners": ["Cluster Extension/a"], "users": ["a"]}]}|identities[0].owners[0]: "Cluster Extension/a" is not an owner pattern
-EOF
-}
 
 # Payloads kwctl cannot send: the runner's `call` hands the guest exactly these bytes.
 # raw FUNCTION FILE
@@ -1100,17 +811,6 @@ replay() {
     done
 }
 
-@test "audit: a derived object out of step with its controller is reported, in step it passes" {
-    local sample=examples/camel-k/allowed-deployment-follows-integration-to-operator-2.json
-    local session=examples/camel-k/sessions/allowed-deployment-follows-integration-to-operator-2.yml
-    # The stored Deployment still carries operator-1; its Integration has moved to operator-2.
-    jq '.object = .oldObject' "$sample" >"$BATS_TEST_TMPDIR/stored.json"
-    evaluate examples/camel-k/settings.yaml "$(replay "$BATS_TEST_TMPDIR/stored.json")" "$session"
-    denied 'annotation camel.apache.org/operator.id: controller: Deployment shop/orders-route is owned by "operator-1": out of step with its controller: its controller Integration shop/orders-route carries "operator-2"'
-    evaluate examples/camel-k/settings.yaml "$(replay "$sample")" "$session"
-    allowed
-}
-
 @test "audit: a replay never stamps, even where every requester acts for an owner" {
     settings='{"identities": [{"owners": ["ClusterExtension.cert-manager"], "users": ["*"]}], "stamp": true}'
     evaluate "$settings" "$(replay test_data/crd-create-cluster-owner.json '.metadata.labels = {}')"
@@ -1118,32 +818,55 @@ replay() {
     [ "$(jq -r '.patch // empty' <<<"$output")" = "" ]
 }
 
-@test "audit: an owner out of scope, an invalid owner and half a pair fail, naming the owner and the rule" {
-    evaluate examples/helm-accounts/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
-    denied "label appID: cluster scope: CustomResourceDefinition applications.argoproj.io is owned by \"Extension.team-a.argocd\": $CLUSTER_ONLY"
-    evaluate examples/app-id/settings.yaml "$(replay test_data/configmap-create-other-namespace.json)"
-    denied 'label appID: namespace scope: ConfigMap team-b/argocd-cm is owned by "Extension.team-a.argocd": Extension owners only own objects in their own namespace (team-a), not in team-b; use an owner from team-b or a cluster-level owner'
-    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-unknown-kind.json)"
-    denied 'label appID: owner value: CustomResourceDefinition applications.argoproj.io is owned by "Operator.argocd": "Operator" is not a configured owner kind; use ClusterExtension.<name> or Extension.<namespace>.<name>'
-    evaluate examples/olm-v1/settings.yaml "$(replay examples/olm-v1/denied-deployment-half-pair.json)"
-    denied 'label olm.operatorframework.io/owner-name: owner value: Deployment cert-manager/cert-manager-webhook is owned by name "cert-manager" without a kind: label olm.operatorframework.io/owner-name is set without olm.operatorframework.io/owner-kind; both are set and removed together'
-}
-
-@test "audit: a dangling, invalid or stale offer fails" {
+@test "audit: a stored object that breaks a rule is reported in the replay's form, by mark and rule" {
     local offer='.metadata.annotations["single-owner-policy.io/offer"]'
+    evaluate examples/helm-accounts/settings.yaml "$(replay test_data/crd-create-namespaced-owner.json)"
+    reported_by "label appID" "cluster scope"
+    evaluate examples/app-id/settings.yaml "$(replay test_data/configmap-create-other-namespace.json)"
+    reported_by "label appID" "namespace scope"
+    evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-unknown-kind.json)"
+    reported_by "label appID" "owner value"
+    evaluate examples/olm-v1/settings.yaml "$(replay examples/olm-v1/denied-deployment-half-pair.json)"
+    reported_by "label olm.operatorframework.io/owner-name" "owner value"
+    evaluate examples/argo-cd/settings.yaml "$(replay examples/argo-cd/denied-configmap-of-helm-release-synced-by-app.json)"
+    reported_by "annotation meta.helm.sh/release-name" "one owner"
+    # a dangling, a misdirected and a stale offer; one made by the owner passes
     evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json ".metadata.labels = {} | $offer = \"appID: ClusterExtension.a -> ClusterExtension.b\"")"
-    denied 'annotation single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by none: the object has no owner under label appID to hand over'
+    reported_by "annotation single-owner-policy.io/offer" offer
     evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json "$offer = \"appID: ClusterExtension.cert-manager -> Extension.team-a.b\"")"
-    denied "annotation single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by \"ClusterExtension.cert-manager\": the offer names \"Extension.team-a.b\", which cannot own the object: $CLUSTER_ONLY"
+    reported_by "annotation single-owner-policy.io/offer" offer
     evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json "$offer = \"appID: ClusterExtension.a -> ClusterExtension.b\"")"
-    denied 'annotation single-owner-policy.io/offer: offer: CustomResourceDefinition certificates.cert-manager.io is owned by "ClusterExtension.cert-manager": the offer is made by "ClusterExtension.a", but the object is owned by "ClusterExtension.cert-manager"; only the owner offers it'
+    reported_by "annotation single-owner-policy.io/offer" offer
     evaluate examples/app-id/settings.yaml "$(replay test_data/crd-create-cluster-owner.json "$offer = \"appID: ClusterExtension.cert-manager -> ClusterExtension.b\"")"
     allowed
 }
 
-@test "audit: an object owned under two marks of different tools fails" {
-    evaluate examples/argo-cd/settings.yaml "$(replay examples/argo-cd/denied-configmap-of-helm-release-synced-by-app.json)"
-    denied 'annotation meta.helm.sh/release-name: one owner: ConfigMap shop/web-config is owned by "shop/web": the object is owned by "guestbook" under annotation argocd.argoproj.io/tracking-id, and an object has one owner across tools; its owner hands it over with an offer (single-owner-policy.io/offer="argocd.argoproj.io/tracking-id: guestbook -> meta.helm.sh/release-name: shop/web")'
+@test "audit: a derived object out of step with its controller is reported, through the host's lookup; in step it passes" {
+    local sample=examples/camel-k/allowed-deployment-follows-integration-to-operator-2.json
+    local session=examples/camel-k/sessions/allowed-deployment-follows-integration-to-operator-2.yml
+    # The stored Deployment still carries operator-1; its Integration has moved to operator-2.
+    jq '.object = .oldObject' "$sample" >"$BATS_TEST_TMPDIR/stored.json"
+    evaluate examples/camel-k/settings.yaml "$(replay "$BATS_TEST_TMPDIR/stored.json")" "$session"
+    reported_by "annotation camel.apache.org/operator.id" controller
+    evaluate examples/camel-k/settings.yaml "$(replay "$sample")" "$session"
+    allowed
+}
+
+@test "audit: only the scanner's request is a replay; a CREATE without a user name but with groups is judged in full" {
+    local owned='{"camel.apache.org/operator.id": "operator-1"}'
+    local file
+    file=$(request camel.apache.org Integration shop CREATE null "$owned" "")
+    # as the API server sends it: groups, requestResource
+    jq '.userInfo = {username: "", groups: ["system:authenticated"]} | .requestResource = .resource' "$file" >"$BATS_TEST_TMPDIR/anonymous.json"
+    evaluate "$CAMEL_IDENTITIES" "$BATS_TEST_TMPDIR/anonymous.json"
+    denied_by "annotation camel.apache.org/operator.id" identity
+    # and the same without groups, but with requestResource, which the scanner never sends
+    jq '.userInfo = {} | .requestResource = .resource' "$file" >"$BATS_TEST_TMPDIR/no-groups.json"
+    evaluate "$CAMEL_IDENTITIES" "$BATS_TEST_TMPDIR/no-groups.json"
+    denied_by "annotation camel.apache.org/operator.id" identity
+    # the scanner's own request of the same object passes
+    evaluate "$CAMEL_IDENTITIES" "$(replay "$file")"
+    allowed
 }
 
 @test "audit: the runner's --audit sends the scanner's request" {
