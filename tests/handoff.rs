@@ -161,6 +161,14 @@ fn update(user: &'static str, old: Side<'static>, new: Side<'static>) -> Request
     update(OPERATOR_1, owned_by(OP_1, Some(TO_2)), owned_by(NOBODY, None)),
     Allowed
 )]
+// an offer is made on its own: not in the CREATE that sets the owner, nor in the update that
+// moves it (the reason says which)
+#[case::offer_made_in_the_create(Request::create(INTEGRATION, "shop", owned_by(OP_1, Some(TO_2))).by(OPERATOR_1),
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer from none to "operator-1""#],
+        |r| matches!(r, Reason::OfferWithMove { creating: true, .. })))]
+#[case::offer_made_with_the_move(update(OPERATOR_2, owned_by(OP_1, Some(TO_2)), owned_by(OP_2, Some(TO_1_FROM_2))),
+    DeniedBecause(&[r#"annotation single-owner-policy.io/offer: offer from "operator-1" to "operator-2""#],
+        |r| matches!(r, Reason::OfferWithMove { creating: false, .. })))]
 // the offer is not re-judged while nothing about it changes
 #[case::offer_unchanged(
     update(OPERATOR_1, owned_by(OP_1, Some(TO_2)), owned_by(OP_1, Some(TO_2))),
