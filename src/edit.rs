@@ -247,6 +247,8 @@ mod tests {
         let crds = kind("apiextensions.k8s.io", "CustomResourceDefinition");
         let api_services = kind("apiregistration.k8s.io", "APIService");
         let config_maps = kind("", "ConfigMap");
+        // a kind of the webhooks' group that holds no CA bundle of theirs
+        let policies = kind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy");
         let changed = |base: &Value, edits: &[(&str, Value)]| {
             let mut value = base.clone();
             for (pointer, new) in edits {
@@ -255,6 +257,7 @@ mod tests {
             }
             value
         };
+        let bare_hook = changed(&hook, &[("/webhooks", json!([{"name": "a.example.com"}]))]);
         use Edit::*;
         #[rustfmt::skip]
         let rows = [
@@ -271,6 +274,9 @@ mod tests {
             (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), InjectsCa),
             (&mutating, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), InjectsCa),
             (&config_maps, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), Other),
+            (&policies, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), Other),
+            // a client config where the stored webhook had none is more than a CA bundle
+            (&webhooks, &bare_hook, changed(&bare_hook, &[("/webhooks/0/clientConfig", json!({"url": "https://evil.example.com", "caBundle": "bmV3"}))]), Other),
             (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3")), ("/webhooks/0/failurePolicy", json!("Ignore"))]), Other),
             (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/url", json!("https://evil.example.com"))]), Other),
             (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3")), ("/metadata/annotations", json!({"a": "b"}))]), Other),
