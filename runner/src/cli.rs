@@ -95,9 +95,7 @@ impl PolicyArgs {
             request,
         })
     }
-}
 
-impl PolicyArgs {
     /// The host capabilities the command line grants: the Kubernetes kinds as kwctl grants
     /// them, with kwctl's notices on stderr, and the session to replay.
     pub fn capabilities(&self) -> Result<Capabilities> {

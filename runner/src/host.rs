@@ -68,7 +68,6 @@ pub struct Policy {
     pre: WasmtimeEngineProviderPre,
     deadlines: EpochDeadlines,
     host: Host,
-    module_size: usize,
     compile_time: Duration,
     /// The module and the deadline, kept to compile it again ([`Policy::recompile`]).
     bytes: Vec<u8>,
@@ -151,7 +150,6 @@ impl Policy {
             pre,
             deadlines,
             host,
-            module_size: bytes.len(),
             compile_time,
             bytes: bytes.to_vec(),
             timeout,
@@ -161,7 +159,7 @@ impl Policy {
 
     /// Size of the module, in bytes.
     pub fn module_size(&self) -> usize {
-        self.module_size
+        self.bytes.len()
     }
 
     /// How long compiling the module took (or loading it, from the cache).
