@@ -112,13 +112,14 @@ bench: policy.wasm wasm-bench
 # End to end through Kubewarden's policy-server (bench/policy-server): the policy against the
 # floor, AdmissionReviews POSTed on loopback with wrk. POLICY_SERVER is policy-server's binary
 # (on the PATH, or e.g. POLICY_SERVER=../shared/kubewarden/policy-server-1.36.0-beta.1).
+# STAMP=1 measures the mutating path: each fixture a CREATE the policy stamps.
 POLICY_SERVER ?= $(shell command -v policy-server 2>/dev/null)
 .PHONY: bench-policy-server
 bench-policy-server: policy.wasm runner
 	$(if $(POLICY_SERVER),,$(error bench-policy-server: set POLICY_SERVER=path/to/policy-server))
 	cargo build --target wasm32-wasip1 --release -p bench-floor
 	cargo run --quiet -p bench-fixtures -- $(TARGET_DIR)/bench-fixtures
-	./bench/policy-server $(POLICY_SERVER) $(RUNNER) policy.wasm \
+	./bench/policy-server $(if $(STAMP),--stamp) $(POLICY_SERVER) $(RUNNER) policy.wasm \
 		$(TARGET_DIR)/wasm32-wasip1/release/bench_floor.wasm
 
 # What of the benchmarks can fail, run once so that it cannot rot; no timing is asserted. The

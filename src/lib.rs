@@ -85,7 +85,7 @@ pub extern "C" fn wapc_init() {
 }
 
 fn validate(payload: &[u8]) -> CallResult {
-    Ok(policy::answer(payload, &Host))
+    Ok(policy::answer(payload, &Host)?)
 }
 
 /// Kubewarden's host, which reads an object's controller for the rules through the

@@ -6,8 +6,9 @@
 
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashMap;
 
 use crate::decision::{self, Decision};
 use crate::derivation::{NoHost, Parents};
@@ -25,59 +26,37 @@ pub const BAD_REQUEST: u16 = 400;
 /// The audit annotation that records a bypassed rule.
 pub const EXEMPTION_ANNOTATION: &str = "single-owner-policy-exemption";
 
-/// The JSON of a plain acceptance, as Kubewarden's `ValidationResponse` is written (with
-/// `accepted` and nothing else; a test keeps the two equal). Most requests get it: written out,
-/// it costs nothing.
-pub const ACCEPTED: &str = r#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#;
-
-/// The JSON of an acceptance as a mutated object, written around the object's text (a test
-/// keeps it equal to the SDK's `ValidationResponse`): the object is never read into a tree.
-const MUTATED: [&str; 2] = [
-    r#"{"accepted":true,"message":null,"code":null,"mutated_object":"#,
-    r#","audit_annotations":null,"warnings":null}"#,
-];
-
 /// Evaluates a `validate` payload: `{"request": AdmissionRequest, "settings": Settings}`,
 /// with no host to read controllers from: a copy of a controller's marks is judged as a claim.
 pub fn validate(payload: &[u8]) -> ValidationResponse {
     validate_with(payload, &NoHost)
 }
 
-/// Evaluates a `validate` payload, reading controllers through `parents`: the response
-/// policy-server reads, read back from [`answer`]'s JSON.
-pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationResponse {
-    let json = answer(payload, parents);
-    serde_json::from_slice(&json).unwrap_or_else(|error| ValidationResponse {
-        accepted: false,
-        message: Some(format!(
-            "the policy wrote a response it cannot read: {error}"
-        )),
-        code: Some(BAD_REQUEST),
-        mutated_object: None,
-        audit_annotations: None,
-        warnings: None,
-    })
+/// Evaluates a `validate` payload into the JSON of its response, as policy-server reads it;
+/// controllers are read through `parents` when the rules ask.
+pub fn answer(payload: &[u8], parents: &dyn Parents) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&validate_with(payload, parents))
 }
 
-/// Evaluates a `validate` payload into the JSON of its response, as policy-server reads it;
-/// controllers are read through `parents` when the rules ask. A `scale` UPDATE under
-/// `writes: Owner` is judged as an UPDATE of its target, read through `parents` ([`scale`]).
-pub fn answer(payload: &[u8], parents: &dyn Parents) -> Vec<u8> {
+/// Evaluates a `validate` payload, reading controllers through `parents` when the rules ask. A
+/// `scale` UPDATE under `writes: Owner` is judged as an UPDATE of its target, read through
+/// `parents` ([`scale`]).
+pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationResponse {
     let parsed = match Payload::parse(payload) {
         Ok(parsed) => parsed,
-        Err(error) => return Verdict::Unreadable(error).answer(),
+        Err(error) => return Verdict::Unreadable(error).response(),
     };
     let ValidatePayload { request, settings } = &parsed.parsed;
     let target = scale::target(request, settings).filter(|_| parents.reads());
     let Some(target) = target else {
-        return parsed.verdict(parents).answer();
+        return parsed.verdict(parents).response();
     };
     match parents.get(&target) {
         Ok(object) => match scale::as_update(parsed.text, &target, &object) {
-            Ok(update) => answer(&update, parents),
-            Err(why) => Verdict::Unreadable(why).answer(),
+            Ok(update) => validate_with(&update, parents),
+            Err(why) => Verdict::Unreadable(why).response(),
         },
-        Err(error) => Response::reject(scale::unreadable(&target, &error), DENIED).json(),
+        Err(error) => reject(scale::unreadable(&target, &error), DENIED),
     }
 }
 
@@ -93,8 +72,8 @@ pub struct Payload<'a> {
 pub enum Verdict<'a> {
     /// Admitted as it is.
     Allow,
-    /// Admitted as this object, its JSON text (stamped, or with a consumed offer removed).
-    Mutate(String),
+    /// Admitted as this object (stamped, or with a consumed offer removed).
+    Mutate(Value),
     /// Denied: every rule that failed.
     Deny(Vec<Violation<'a>>),
     /// Admitted, though these rules failed, because the requester is exempt (`who`).
@@ -145,21 +124,52 @@ impl<'a> Payload<'a> {
 }
 
 impl Verdict<'_> {
-    /// The JSON of the response policy-server expects.
-    pub fn answer(self) -> Vec<u8> {
+    /// The response policy-server expects.
+    pub fn response(self) -> ValidationResponse {
+        let accepted = ValidationResponse {
+            accepted: true,
+            message: None,
+            code: None,
+            mutated_object: None,
+            audit_annotations: None,
+            warnings: None,
+        };
         match self {
-            Verdict::Allow => ACCEPTED.into(),
-            Verdict::Mutate(object) => [MUTATED[0], &object, MUTATED[1]].concat().into(),
-            Verdict::Deny(violations) => {
-                Response::reject(violation::lines(&violations), DENIED).json()
-            }
-            Verdict::Exempt { who, violations } => Response::exempt(&who, &violations).json(),
-            Verdict::Unreadable(why) => Response::reject(
+            Verdict::Allow => accepted,
+            Verdict::Mutate(object) => ValidationResponse {
+                mutated_object: Some(object),
+                ..accepted
+            },
+            Verdict::Deny(violations) => reject(violation::lines(&violations), DENIED),
+            Verdict::Exempt { who, violations } => ValidationResponse {
+                audit_annotations: Some(HashMap::from([(
+                    EXEMPTION_ANNOTATION.to_owned(),
+                    format!("{who} bypassed: {}", violation::lines(&violations)),
+                )])),
+                warnings: Some(
+                    (violations.iter())
+                        .map(|violation| format!("{who} bypassed: {violation}"))
+                        .collect(),
+                ),
+                ..accepted
+            },
+            Verdict::Unreadable(why) => reject(
                 format!("cannot read the admission request: {why}"),
                 BAD_REQUEST,
-            )
-            .json(),
+            ),
         }
+    }
+}
+
+/// A rejection with `message` and `code`, and nothing else.
+fn reject(message: String, code: u16) -> ValidationResponse {
+    ValidationResponse {
+        accepted: false,
+        message: Some(message),
+        code: Some(code),
+        mutated_object: None,
+        audit_annotations: None,
+        warnings: None,
     }
 }
 
@@ -204,111 +214,9 @@ fn exemption(request: &AdmissionRequest<'_>, settings: &Settings) -> Option<Stri
     Some(format!("user {user} of exempt group {group}"))
 }
 
-/// Kubewarden's `ValidationResponse` with its fields in its order, as its JSON is written (a
-/// test keeps the two equal), for what is not a plain or mutating acceptance: the SDK's type
-/// would bring the serialisation of a JSON tree and a hash map, which the policy never writes.
-#[derive(Serialize)]
-struct Response {
-    accepted: bool,
-    message: Option<String>,
-    code: Option<u16>,
-    /// Always `null`: a mutated object is written as [`MUTATED`].
-    mutated_object: (),
-    audit_annotations: Option<Exemption>,
-    warnings: Option<Vec<String>>,
-}
-
-/// The audit annotation that records the rules an exempt requester bypassed: a map of one.
-struct Exemption(String);
-
-impl Serialize for Exemption {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry(EXEMPTION_ANNOTATION, &self.0)?;
-        map.end()
-    }
-}
-
-impl Response {
-    fn reject(message: String, code: u16) -> Self {
-        Response {
-            accepted: false,
-            message: Some(message),
-            code: Some(code),
-            mutated_object: (),
-            audit_annotations: None,
-            warnings: None,
-        }
-    }
-
-    /// Accepts what `violations` deny, because the requester is `exempt`: a warning per
-    /// bypassed rule, and all of them, one per line, in the audit annotation.
-    fn exempt(exempt: &str, violations: &[Violation<'_>]) -> Self {
-        let bypassed = format!("{exempt} bypassed: {}", violation::lines(violations));
-        Response {
-            accepted: true,
-            message: None,
-            code: None,
-            mutated_object: (),
-            audit_annotations: Some(Exemption(bypassed)),
-            warnings: Some(
-                violations
-                    .iter()
-                    .map(|violation| format!("{exempt} bypassed: {violation}"))
-                    .collect(),
-            ),
-        }
-    }
-
-    /// The response's JSON; a string always serialises.
-    fn json(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
-
-    /// Each response is written as the SDK's `ValidationResponse` writes it, field for field.
-    #[test]
-    fn responses_are_written_as_the_sdks() {
-        let owned = |owner: &str| json!({"metadata": {"name": "x", "labels": {"appID": owner}}});
-        let change = |settings: Value| {
-            let request = json!({"uid": "1", "kind": {"kind": "ConfigMap"}, "operation": "UPDATE",
-                "userInfo": {"username": "alice"}, "object": owned("ClusterExtension.b"),
-                "oldObject": owned("ClusterExtension.a")});
-            let payload = json!({"request": request, "settings": settings});
-            answer(&serde_json::to_vec(&payload).unwrap(), &NoHost)
-        };
-        let exempt = json!({"exemptions": {"users": ["alice"]}});
-        let mutated = r#"{"metadata":{"labels":{"appID":"a"},"name":"x"}}"#;
-        let rows = [
-            (Verdict::Allow.answer(), (true, None, false, false)),
-            (
-                Verdict::Mutate(mutated.to_owned()).answer(),
-                (true, None, true, false),
-            ),
-            (change(Value::Null), (false, Some(DENIED), false, false)),
-            (change(exempt), (true, None, false, true)),
-            (
-                answer(b"[]", &NoHost),
-                (false, Some(BAD_REQUEST), false, false),
-            ),
-        ];
-        for (json, expected) in rows {
-            let sdk: ValidationResponse = serde_json::from_slice(&json).unwrap();
-            let found = (
-                sdk.accepted,
-                sdk.code,
-                sdk.mutated_object.is_some(),
-                sdk.audit_annotations.is_some(),
-            );
-            assert_eq!(found, expected, "{}", String::from_utf8_lossy(&json));
-            assert_eq!(serde_json::to_vec(&sdk).unwrap(), json);
-        }
-    }
 
     #[test]
     fn malformed_payloads_are_explained_with_the_field_path() {

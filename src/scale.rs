@@ -12,9 +12,10 @@
 //! | of another kind (a custom resource's `scale`) | not judged: no lookup names its kind |
 //! | under `writes: Any`, or with no host to read from (natively) | not judged |
 
+use serde_json::{Value, json};
+
 use crate::control_plane;
 use crate::derivation::Lookup;
-use crate::lookup;
 use crate::request::{AdmissionRequest, Operation, SCALED};
 use crate::settings::Settings;
 
@@ -41,31 +42,29 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
     })
 }
 
-/// The payload of a `scale` UPDATE (its text), rewritten as the UPDATE of its target `object` (the JSON
-/// the host read for `target`) that keeps it as it is: the same request, its kind the target's,
-/// both sides the target. Spliced as text, as the request's other fields are kept: the policy
-/// reads the result like any payload.
+/// The payload of a `scale` UPDATE (its text), rewritten as the UPDATE of its target `object`
+/// (the JSON the host read for `target`) that keeps it as it is: the same request, its kind the
+/// target's, both sides the target. The policy reads the result like any payload.
 pub fn as_update(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
-    let unreadable = || "the payload has no `request` object".to_owned();
-    let request = lookup::field(text, "request").flatten().map(lookup::value);
-    let request = request.ok_or_else(unreadable)?;
-    let start = request.as_ptr() as usize - text.as_ptr() as usize;
+    let mut payload: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
+    let object: Value = serde_json::from_str(object).map_err(|error| {
+        format!(
+            "the {} read for the scale is not JSON: {error}",
+            target.kind
+        )
+    })?;
+    let request = (payload.get_mut("request"))
+        .and_then(Value::as_object_mut)
+        .ok_or("the payload has no `request` object")?;
     let (group, version) =
         (target.api_version.rsplit_once('/')).unwrap_or(("", target.api_version));
-    let mut rewritten = format!(
-        r#"{{"kind":{{"group":"{group}","version":"{version}","kind":"{}"}},"object":{object},"oldObject":{object}"#,
-        target.kind
+    request.insert(
+        "kind".to_owned(),
+        json!({"group": group, "version": version, "kind": target.kind}),
     );
-    let replaced = [r#""kind""#, r#""object""#, r#""oldObject""#];
-    for (name, value) in lookup::members(request).ok_or_else(unreadable)? {
-        if !replaced.contains(&name) {
-            rewritten.extend([",", name, ":", value]);
-        }
-    }
-    rewritten.push('}');
-    Ok([&text[..start], &rewritten, &text[start + request.len()..]]
-        .concat()
-        .into_bytes())
+    request.insert("oldObject".to_owned(), object.clone());
+    request.insert("object".to_owned(), object);
+    serde_json::to_vec(&payload).map_err(|error| error.to_string())
 }
 
 /// Why a `scale` UPDATE is denied when its target cannot be read.

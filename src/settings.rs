@@ -223,9 +223,8 @@ impl Settings {
         // The document is looked at first for what the types cannot say: renamed settings,
         // and arrays where objects belong (serde reads a struct from an array of its fields).
         let text = error_path::utf8(json)?;
-        // Read through once as JSON, that the checks may walk its text.
-        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|error| error.to_string())?;
-        check_objects(text)?;
+        let document = serde_json::from_str(text).map_err(|error| error.to_string())?;
+        check_objects(&document)?;
         let settings: Option<Settings> =
             serde_json::from_str(text).map_err(|error| error_path::explain(json, &error))?;
         Ok(settings.unwrap_or_default())

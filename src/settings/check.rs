@@ -1,6 +1,8 @@
 //! The checks of a settings document beyond its types: renamed settings, key and kind syntax,
 //! identity patterns, trusted writers, each problem naming its field.
 
+use serde_json::Value;
+
 use super::{RENAMED, Settings};
 use crate::control_plane::{
     KUBE_SYSTEM_GROUP, KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system,
@@ -9,29 +11,24 @@ use crate::dns::{SUBDOMAIN_MAX, is_dns_subdomain, is_label_char};
 use crate::identity::{
     Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
 };
-use crate::lookup;
 use crate::owner::{Claim, Format, OwnerMark, Place};
 use crate::request::Operation;
 
 /// Rejects renamed settings with what to write instead, and an array where the settings have
 /// an object: the document, `exemptions`, and the items of `ownerMarks`, `identities`,
-/// `trustedWriters` and `parentKinds`. `document` is valid JSON, read as text.
-pub(super) fn check_objects(document: &str) -> Result<(), String> {
-    let is_array = |value: &str| value.trim_start().starts_with('[');
-    if is_array(document) {
+/// `trustedWriters` and `parentKinds`.
+pub(super) fn check_objects(document: &Value) -> Result<(), String> {
+    if document.is_array() {
         return Err("settings must be a JSON object, not an array".to_owned());
     }
     // A key that is there, `null` or not.
-    let get = |object, key| {
-        lookup::members(object)
-            .into_iter()
-            .flatten()
-            .find_map(|(name, value)| lookup::is_key(name, key).then_some(value))
-    };
+    fn get<'v>(object: &'v Value, key: &str) -> Option<&'v Value> {
+        object.as_object()?.get(key)
+    }
     if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| get(document, old).is_some()) {
         return Err((*instead).to_owned());
     }
-    if get(document, "exemptions").is_some_and(is_array) {
+    if get(document, "exemptions").is_some_and(Value::is_array) {
         return Err("exemptions: must be an object with users and groups, not an array".to_owned());
     }
     for (list, example) in [
@@ -46,21 +43,15 @@ pub(super) fn check_objects(document: &str) -> Result<(), String> {
             "{apiVersion: camel.apache.org/v1, kind: Integration}",
         ),
     ] {
-        let items: Vec<&str> = get(document, list)
-            .filter(|list| is_array(list))
-            .and_then(lookup::items)
-            .into_iter()
-            .flatten()
-            .collect();
-        if let Some(index) = items.iter().position(|item| is_array(item)) {
+        let items = get(document, list).and_then(Value::as_array);
+        let items = items.map(Vec::as_slice).unwrap_or_default();
+        if let Some(index) = items.iter().position(Value::is_array) {
             return Err(format!(
                 "{list}[{index}]: must be an object like {example}, not an array"
             ));
         }
         if list == "ownerMarks"
-            && let Some(index) = items
-                .into_iter()
-                .position(|item| get(item, "key").is_some())
+            && let Some(index) = items.iter().position(|item| get(item, "key").is_some())
         {
             return Err(format!(
                 "ownerMarks[{index}].key: write `label: K` or `annotation: K` (key was the \

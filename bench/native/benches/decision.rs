@@ -57,7 +57,7 @@ fn decisions(c: &mut Criterion) {
             );
         }
         c.bench_function(name, |b| {
-            b.iter(|| policy::answer(black_box(payload), &NoHost))
+            b.iter(|| policy::answer(black_box(payload), &NoHost).unwrap())
         });
     }
     for fixture in &bench_fixtures::FIXTURES {
@@ -69,7 +69,7 @@ fn decisions(c: &mut Criterion) {
             fixture.name, response.message
         );
         c.bench_function(&format!("{}, allowed", fixture.name), |b| {
-            b.iter(|| policy::answer(black_box(&payload), &NoHost))
+            b.iter(|| policy::answer(black_box(&payload), &NoHost).unwrap())
         });
     }
     let settings = br#"{"ownerMarks": [{"label": "olm.operatorframework.io/owner-name",

@@ -17,7 +17,7 @@ use std::{env, fs, hint::black_box, process::ExitCode};
 type Validate = fn(&[u8]) -> Vec<u8>;
 
 fn policy(payload: &[u8]) -> Vec<u8> {
-    single_owner_policy::policy::answer(payload, &single_owner_policy::NoHost)
+    single_owner_policy::policy::answer(payload, &single_owner_policy::NoHost).unwrap()
 }
 
 fn floor(payload: &[u8]) -> Vec<u8> {
