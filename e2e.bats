@@ -161,6 +161,8 @@ flux/denied-deployment-of-helmrelease-adopted-by-kustomization|label kustomize.t
 flux/denied-deployment-orphan-finalizer-removed-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-deployment-redeleted-in-the-foreground-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-deployment-relabelled-by-a-person|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-deployment-reconcile-disabled-through-status-by-other-tenant|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-namespace-given-a-dangling-owner-through-status-by-other-tenant|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-validatingwebhookconfiguration-rewritten-by-other-release|label kustomize.toolkit.fluxcd.io/name|owner writes
 helm-accounts/denied-crd-labelled-for-other-release|label appID|identity
 helm-accounts/denied-crd-orphaned-by-admin|label appID|identity

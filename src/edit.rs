@@ -70,8 +70,15 @@ pub enum Edit {
     Other,
 }
 
-/// What the update of `old` to `new`, objects of `kind`, changes.
-pub fn of(kind: &GroupVersionKind<'_>, old: &Object<'_>, new: &Object<'_>) -> Edit {
+/// What the update of `old` to `new`, objects of `kind`, changes; through a subresource
+/// (`subresource`), what it changes of the metadata ([`crate::persisted`]): its strategy resets
+/// the rest, or the rest is the subresource's own.
+pub fn of(
+    kind: &GroupVersionKind<'_>,
+    old: &Object<'_>,
+    new: &Object<'_>,
+    subresource: bool,
+) -> Edit {
     let (old_finalizers, new_finalizers) = (&old.metadata.finalizers, &new.metadata.finalizers);
     let added = new_finalizers
         .iter()
@@ -79,7 +86,11 @@ pub fn of(kind: &GroupVersionKind<'_>, old: &Object<'_>, new: &Object<'_>) -> Ed
     let adds_finalizers = old_finalizers.iter().all(|f| new_finalizers.contains(f))
         && added.clone().next().is_some()
         && added.clone().all(|f| **f != *ORPHAN && **f != *FOREGROUND);
-    if adds_finalizers && only(old, new, Leeway::Nothing) {
+    let leeway = match subresource {
+        true => Leeway::Body,
+        false => Leeway::Nothing,
+    };
+    if adds_finalizers && only(old, new, leeway) {
         return Edit::AddsFinalizers;
     }
     let bundles = CA_BUNDLES
@@ -104,6 +115,8 @@ pub enum Leeway {
     Status,
     /// The value at a path in a top-level field ([`CA_BUNDLES`]).
     At(&'static str, &'static [&'static str]),
+    /// Everything but the metadata.
+    Body,
 }
 
 /// Whether `new` differs from `old` in nothing but its finalizers (the caller compares them),
@@ -113,6 +126,7 @@ pub fn only(old: &Object<'_>, new: &Object<'_>, leeway: Leeway) -> bool {
         Leeway::Nothing => ("", &[]),
         Leeway::Status => ("status", &[]),
         Leeway::At(field, path) => (field, path),
+        Leeway::Body => return same_metadata(&old.metadata, &new.metadata),
     };
     same_metadata(&old.metadata, &new.metadata)
         && same_fields(&old.fields, &new.fields, &[field])
@@ -122,17 +136,19 @@ pub fn only(old: &Object<'_>, new: &Object<'_>, leeway: Leeway) -> bool {
 /// Whether two objects' metadata are equal but for their finalizers and the fields the API
 /// server maintains.
 fn same_metadata(old: &Metadata<'_>, new: &Metadata<'_>) -> bool {
-    let annotations_equal =
-        old.annotations.len() == new.annotations.len()
-            && old.annotations.iter().zip(&new.annotations).all(
-                |((old_key, old), (new_key, new))| old_key == new_key && old.get() == new.get(),
-            );
     old.name == new.name
         && old.labels == new.labels
-        && annotations_equal
+        && same_annotations(old, new)
         && raw(old.deletion_timestamp) == raw(new.deletion_timestamp)
         && old.deletion_grace_period_seconds == new.deletion_grace_period_seconds
         && same_fields(&old.fields, &new.fields, &MAINTAINED)
+}
+
+/// Whether two objects' annotations are equal, each value as the text it was sent as.
+pub fn same_annotations(old: &Metadata<'_>, new: &Metadata<'_>) -> bool {
+    old.annotations.len() == new.annotations.len()
+        && (old.annotations.iter().zip(&new.annotations))
+            .all(|((old_key, old), (new_key, new))| old_key == new_key && old.get() == new.get())
 }
 
 fn raw(value: Option<&RawValue>) -> Option<&str> {
@@ -292,9 +308,30 @@ mod tests {
         ];
         for (index, (kind, old, new, expected)) in rows.into_iter().enumerate() {
             assert_eq!(
-                of(kind, &object(old), &object(&new)),
+                of(kind, &object(old), &object(&new), false),
                 expected,
                 "row {index}: {new}"
+            );
+        }
+        // Through a subresource only the metadata counts: the strategy resets the rest, or it
+        // is the subresource's own.
+        let status = changed(
+            &crd,
+            &[("/status", json!({"acceptedNames": {"kind": "Thing"}}))],
+        );
+        #[rustfmt::skip]
+        let rows = [
+            (changed(&status, &[("/metadata/finalizers", json!(["finalizers.example.com"]))]), AddsFinalizers),
+            (changed(&status, &[("/spec/group", json!("evil.example.com")), ("/metadata/finalizers", json!(["f"]))]), AddsFinalizers),
+            (changed(&status, &[("/metadata/finalizers", json!(["orphan"]))]), Other),
+            (changed(&status, &[("/metadata/annotations", json!({"a": "b"}))]), Other),
+            (changed(&status, &[("/spec/conversion/webhook/clientConfig/caBundle", json!("bmV3"))]), Other),
+        ];
+        for (new, expected) in rows {
+            assert_eq!(
+                of(&crds, &object(&crd), &object(&new), true),
+                expected,
+                "{new}"
             );
         }
     }

@@ -161,7 +161,9 @@ impl<'a> Facts<'a> {
     /// (`writes: Owner`, for a requester that may not write); `Other` but for an UPDATE.
     pub fn edit(&self) -> Edit {
         *self.edit.get_or_init(|| match self.sides {
-            Sides::Update(old, new) => edit::of(&self.request.kind, old, new),
+            Sides::Update(old, new) => {
+                edit::of(&self.request.kind, old, new, self.request.is_subresource())
+            }
             Sides::Create(_) | Sides::Delete(_) => Edit::Other,
         })
     }

@@ -55,6 +55,7 @@ mod mutation;
 mod offer;
 mod one_owner;
 mod owner;
+mod persisted;
 pub mod policy;
 mod request;
 mod requester;
@@ -68,6 +69,7 @@ mod writes;
 
 pub use derivation::{Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
+pub use persisted::{PERSISTING, Persisted};
 pub use request::{BINDING, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;
 pub use settings::Settings;

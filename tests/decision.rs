@@ -657,8 +657,12 @@ fn a_subresource_write_is_judged_only_when_it_changes_what_the_rules_guard() {
          Outcome::Deny(vec![
             r#"label camel.apache.org/operator.id: owner writes owned by "operator-1""#.to_owned(),
             r#"annotation single-owner-policy.io/offer: offer owned by "operator-1""#.to_owned()])),
-        (status(owned_by("operator-1"), json!({}), integration_kind),
+        (status(owned_by("operator-1"), json!({}), integration_kind.clone()),
          Outcome::Deny(vec![r#"label camel.apache.org/operator.id: identity from "operator-1" to none"#.to_owned()])),
+        // a custom resource's status strategy stores none of the metadata
+        (status(owned_by("operator-1"), json!({"labels": {"camel.apache.org/operator.id": "operator-1"},
+            "annotations": {"example.com/note": "x"}, "finalizers": ["orphan"]}), integration_kind),
+         Outcome::Allow),
     ];
     for (request, expected) in rows {
         assert_eq!(decide(&request, &writes), expected, "{request}");
@@ -678,6 +682,9 @@ fn a_subresource_write_is_judged_only_when_it_changes_what_the_rules_guard() {
         "labels": {"camel.apache.org/operator.id": "operator-1"}},
         "spec": {"ephemeralContainers": [{"name": "debugger", "image": "busybox"}]}}),
     );
+    let annotated = json!({"metadata": {"name": "x",
+        "labels": {"camel.apache.org/operator.id": "operator-1"},
+        "annotations": {"example.com/note": "x"}}});
     let operator_1 = (
         OPERATOR_1,
         &["system:serviceaccounts", "system:serviceaccounts:camel-k"][..],
@@ -690,6 +697,10 @@ fn a_subresource_write_is_judged_only_when_it_changes_what_the_rules_guard() {
     let rows: Vec<(Value, &Value, &[Rule])> = vec![
         (pod("UPDATE", "ephemeralcontainers", ALICE, a.clone(), debugged.clone()), &writes, &[OwnerWrites]),
         (pod("UPDATE", "resize", ALICE, a.clone(), a.clone()), &writes, &[OwnerWrites]),
+        // a Pod's status strategy stores its annotations and finalizers
+        (pod("UPDATE", "status", ALICE, a.clone(), annotated.clone()), &writes, &[OwnerWrites]),
+        (pod("UPDATE", "status", ALICE, a.clone(), a.clone()), &writes, &[]),
+        (pod("UPDATE", "status", ALICE, a.clone(), annotated), &any, &[]),
         (pod("UPDATE", "ephemeralcontainers", operator_1, a.clone(), debugged.clone()), &writes, &[]),
         (pod("UPDATE", "ephemeralcontainers", ALICE, a.clone(), debugged), &any, &[]),
         (pod("CREATE", "binding", ALICE, Value::Null, bound(json!({"name": "x",

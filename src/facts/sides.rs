@@ -2,6 +2,7 @@
 //! all (a subresource write only when it changes what they guard).
 
 use crate::owner::{Claim, Marks, Place, Tracked};
+use crate::persisted;
 use crate::request::{AdmissionRequest, BINDING, DECLARING_SUBRESOURCES, Object, Operation};
 use crate::settings::Settings;
 
@@ -66,8 +67,9 @@ impl<'a> Sides<'a> {
 }
 
 /// Whether a subresource request is judged: it changes what the rules guard; under
-/// `writes: Owner` it writes what an owner declared ([`DECLARING_SUBRESOURCES`]); or it is a
-/// Binding that carries a guarded mark or the offer, which the API server copies onto the Pod.
+/// `writes: Owner` it writes what an owner declared ([`DECLARING_SUBRESOURCES`]) or stores a
+/// change of the metadata an owner declared ([`persisted`]); or it is a Binding that carries a
+/// guarded mark or the offer, which the API server copies onto the Pod.
 fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> bool {
     let operation = request.operation;
     let declaring = || {
@@ -88,7 +90,20 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
     };
     // A `scale` UPDATE rewritten as one of its target (`crate::scale`): its body the object.
     let scaled = || request.writes_the_object();
-    (operation == Operation::Update && settings.judges_writes() && (declaring() || scaled()))
+    let persists_a_change = || {
+        let (Some(old), Some(new)) = (&request.old_object, &request.object) else {
+            return false;
+        };
+        let persisted = persisted::by(
+            &request.resource.group,
+            &request.resource.resource,
+            &request.sub_resource,
+        );
+        persisted::changes(persisted, &old.metadata, &new.metadata)
+    };
+    (operation == Operation::Update
+        && settings.judges_writes()
+        && (declaring() || scaled() || persists_a_change()))
         || (operation == Operation::Create && request.targets(BINDING) && binding_marks())
         || subresource_changes_ownership(request, settings)
 }

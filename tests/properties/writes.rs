@@ -10,7 +10,9 @@ use crate::model::{Case, Object, Op, Owner, PLACES, respond};
 
 /// 3. Under `writes: Owner`, an accepted UPDATE that keeps owner X, or DELETE of an object owned
 ///    by X, has a requester writing for X (acting for it, or bound to it by an identity with
-///    `access: Write`), an exempt one, or is a subresource write that keeps every owner mark;
+///    `access: Write`), an exempt one, or is a status write that keeps every owner mark and
+///    stores no change of X's labels, annotations or finalizers but finalizers added (what the
+///    status strategy of its kind stores: `Place::status_stores`);
 ///    one by a requester writing for X is never denied for X under `writes: Owner`. A stored
 ///    value that names no owner the settings can read (empty, of an unknown kind, half a pair)
 ///    is no owner: keeping or deleting it is never denied under `writes: Owner`, and an audit
@@ -44,6 +46,11 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
             1.0,
         ),
         (
+            "a status write keeping every owner mark but storing a change of X's metadata, by \
+             a non-exempt requester not writing for X",
+            0.3,
+        ),
+        (
             "an UPDATE or DELETE of X's object by an exempt requester not writing for X",
             2.0,
         ),
@@ -71,8 +78,29 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
             (case.settings.shapes.iter())
                 .all(|&shape| case.claim(shape, old) == case.claim(shape, new))
         };
-        let status_keeping_labels =
-            admission.op == Op::Status && admission.new.as_ref().is_some_and(keeps_every_owner);
+        // What the status strategy stores of the metadata, and whether that is a change of
+        // what the owner declared: finalizers added (none `orphan` or `foregroundDeletion`)
+        // hold a deletion, and are anyone's to add.
+        let stores_a_change = |new: &Object| {
+            let stores = admission.place.status_stores();
+            let changed = (stores.labels && old.labels != new.labels)
+                || (stores.annotations && old.annotations != new.annotations)
+                || (stores.finalizers && old.finalizers != new.finalizers);
+            let added: Vec<_> = (new.finalizers.iter())
+                .filter(|finalizer| !old.finalizers.contains(finalizer))
+                .collect();
+            let adds_finalizers = old.labels == new.labels
+                && old.annotations == new.annotations
+                && old.finalizers.iter().all(|f| new.finalizers.contains(f))
+                && !added.is_empty()
+                && added
+                    .iter()
+                    .all(|f| *f != "orphan" && *f != "foregroundDeletion");
+            changed && !adds_finalizers
+        };
+        let status_keeping_labels = admission.op == Op::Status
+            && (admission.new.as_ref())
+                .is_some_and(|new| keeps_every_owner(new) && !stores_a_change(new));
         for &shape in &case.settings.shapes {
             let owner = case.claim(shape, old);
             let kept = match &admission.new {
@@ -134,6 +162,15 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
             tally.count(
                 status_keeping_labels && !writes,
                 "a status write keeping every owner mark by a requester not writing for X",
+            );
+            tally.count(
+                admission.op == Op::Status
+                    && !exempt
+                    && !writes
+                    && (admission.new.as_ref())
+                        .is_some_and(|new| keeps_every_owner(new) && stores_a_change(new)),
+                "a status write keeping every owner mark but storing a change of X's metadata, \
+                 by a non-exempt requester not writing for X",
             );
             let adopts_for_itself = |new: &Object| {
                 (case.settings.shapes.iter()).any(|&other| {
@@ -264,9 +301,51 @@ fn owned_writes() -> impl Strategy<Value = Case> {
         bindings: BINDINGS,
         write_access: 0.3,
     });
-    prop_oneof![
+    let cases = prop_oneof![
         9 => writes,
         3 => status_writes_beside_an_owner,
         1 => writes_of_old_values,
-    ]
+    ];
+    (cases, proptest::sample::select(BESIDES.to_vec())).prop_map(|(mut case, besides)| {
+        if case.admission.op == Op::Status
+            && let Some(new) = &mut case.admission.new
+        {
+            besides.write(new);
+        }
+        case
+    })
+}
+
+/// What a status write changes of the metadata besides the marks.
+#[derive(Debug, Clone, Copy)]
+enum Besides {
+    Nothing,
+    /// An annotation no mark reads, set to a new value.
+    Annotation,
+    /// A finalizer added.
+    Finalizer(&'static str),
+    /// The finalizers, all removed.
+    NoFinalizers,
+}
+
+const BESIDES: [Besides; 6] = [
+    Besides::Nothing,
+    Besides::Nothing,
+    Besides::Annotation,
+    Besides::Finalizer("example.com/cleanup"),
+    Besides::Finalizer("orphan"),
+    Besides::NoFinalizers,
+];
+
+impl Besides {
+    fn write(self, object: &mut Object) {
+        match self {
+            Besides::Nothing => {}
+            Besides::Annotation => {
+                (object.annotations).insert("example.com/note".to_owned(), "changed".to_owned());
+            }
+            Besides::Finalizer(finalizer) => object.finalizers.push(finalizer.to_owned()),
+            Besides::NoFinalizers => object.finalizers.clear(),
+        }
+    }
 }

@@ -191,8 +191,10 @@ fn render_at(expr: &Expr, indent: usize, column: usize) -> String {
             render_operand(otherwise, indent, indent + 2)
         ),
         Expr::Exists(range, variable, predicate) => {
-            let range = render_operand(range, indent, column);
-            let opening = format!("{range}.exists({variable},");
+            // The range is followed on its last line by `.exists(variable,`.
+            let call = format!(".exists({variable},");
+            let range = render_operand(range, indent, column + call.len());
+            let opening = format!("{range}{call}");
             format!(
                 "{opening}\n{pad}  {}\n{pad})",
                 render(predicate, indent + 2)

@@ -1,6 +1,6 @@
 //! The UPDATE condition: a guarded mark or the offer differs between the sides, in the object's
 //! metadata or in a workload's templates; under `writes: Owner`, also the stored object carries
-//! a guarded mark.
+//! a guarded mark (written through a subresource: when it changes what the subresource stores).
 
 use single_owner_policy::Settings;
 use single_owner_policy::template::{Place, TEMPLATES};
@@ -11,7 +11,7 @@ use super::marks::{
     METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select, targets,
     templates_carry,
 };
-use single_owner_policy::{DECLARING_SUBRESOURCES, SCALED};
+use single_owner_policy::{DECLARING_SUBRESOURCES, PERSISTING, Persisted, SCALED};
 
 /// The condition, named: an UPDATE is sent when it changes a guarded mark or the offer, or
 /// under `writes: Owner` when the stored object carries a guarded mark.
@@ -38,6 +38,9 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
             // A `scale` carries none of its target's marks: the policy reads the target.
             let scaled = SCALED.map(|(group, resource, ..)| targets(group, resource, "scale"));
             update.push(or(scaled));
+            // A subresource that stores metadata (a status), on its mark, when what it stores
+            // differs.
+            update.push(and([stores_a_change(), carries(OLD, keys, None)]));
         }
     }
     let name = match writes {
@@ -47,6 +50,90 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
     (
         name,
         or([atom("request.operation != 'UPDATE'"), or(update)]),
+    )
+}
+
+/// Whether the request is a write through a subresource of [`PERSISTING`] that changes
+/// metadata such a write may store: the four fields compared for every row, which sends a
+/// little more than the policy judges (a Deployment's labels, a Pod's ownerReferences, which
+/// their status strategies reset) in one comparison.
+fn stores_a_change() -> Expr {
+    let paths = strings(
+        (PERSISTING.iter()).map(|(group, resource, sub, _)| format!("{group}/{resource}/{sub}")),
+    );
+    let every = Persisted {
+        labels: true,
+        annotations: true,
+        finalizers: true,
+        owner_references: true,
+    };
+    and([
+        atom("has(request.subResource)"),
+        Expr::Infix(
+            "in",
+            vec![
+                atom(
+                    "(request.resource.group + '/' + request.resource.resource + '/' + \
+                     request.subResource)",
+                ),
+                paths,
+            ],
+        ),
+        metadata_differs(every),
+    ])
+}
+
+/// Whether the metadata `persisted` names differs between the sides: labels and annotations
+/// as maps (`{}` where there are none) and finalizers as a list (`[]`), as the policy reads
+/// them; ownerReferences as sent, there or not. Each side's metadata is read once, bound by a
+/// one-element list (`{}` where a side has none).
+fn metadata_differs(persisted: Persisted) -> Expr {
+    let or_empty = |side: &str, field: &str, empty: &str| {
+        format!("(has({side}.{field}) ? {side}.{field} : {empty})")
+    };
+    let differs = |field: &str, empty: &str| {
+        atom(format!(
+            "{} != {}",
+            or_empty("before", field, empty),
+            or_empty("after", field, empty)
+        ))
+    };
+    let fields = [
+        (persisted.labels, differs("labels", "{}")),
+        (persisted.annotations, differs("annotations", "{}")),
+        (persisted.finalizers, differs("finalizers", "[]")),
+        (
+            persisted.owner_references,
+            or([
+                atom("has(before.ownerReferences) != has(after.ownerReferences)"),
+                and([
+                    atom("has(before.ownerReferences)"),
+                    atom("before.ownerReferences != after.ownerReferences"),
+                ]),
+            ]),
+        ),
+    ];
+    let differs = or(fields
+        .into_iter()
+        .filter_map(|(stored, differs)| stored.then_some(differs)));
+    let metadata = |side: &str| {
+        Expr::List(vec![Expr::Cond(
+            Box::new(and([
+                atom(format!("{side} != null")),
+                present(side, &[METADATA]),
+            ])),
+            Box::new(atom(select(side, &[METADATA]))),
+            Box::new(atom("{}")),
+        )])
+    };
+    Expr::Exists(
+        Box::new(metadata(OLD)),
+        "before".to_owned(),
+        Box::new(Expr::Exists(
+            Box::new(metadata(NEW)),
+            "after".to_owned(),
+            Box::new(differs),
+        )),
     )
 }
 

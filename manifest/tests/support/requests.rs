@@ -424,13 +424,13 @@ const APP_CHANGES: [(&str, &str); 4] = [
 ];
 
 /// The new object from the stored one: the same, a label or annotation set or removed, a
-/// tracking id that changes only its object part or only its app, or another object
-/// altogether.
+/// tracking id that changes only its object part or only its app, another object altogether,
+/// or a finalizer or an owner reference given to it.
 fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
     (
         arb_metadata(),
         arb_metadata(),
-        proptest::sample::select(vec![0, 1, 1, 2, 2, 2, 3, 4, 5]),
+        proptest::sample::select(vec![0, 1, 1, 2, 2, 2, 3, 4, 5, 6, 7]),
         proptest::sample::select(LABEL_KEYS.to_vec()),
         proptest::sample::select(ANNOTATION_KEYS.to_vec()),
         any::<proptest::sample::Index>(),
@@ -472,7 +472,22 @@ fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
                         new = old.clone();
                         edit(&mut new, "annotations", TRACKING, Some(after));
                     }
-                    _ => new = other,
+                    5 => new = other,
+                    // what a status write may store beside the marks: a finalizer, an owner
+                    mode => {
+                        if new.get("metadata").is_none_or(Value::is_null) {
+                            new["metadata"] = json!({});
+                        }
+                        let (field, value) = match mode {
+                            6 => ("finalizers", json!(["example.com/cleanup"])),
+                            _ => (
+                                "ownerReferences",
+                                json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone",
+                                        "uid": "0f9e8d7c-6b5a-4c3d-2e1f-000000000000"}]),
+                            ),
+                        };
+                        new["metadata"][field] = value;
+                    }
                 }
                 (old, new)
             },

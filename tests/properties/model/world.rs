@@ -489,7 +489,34 @@ pub(crate) const fn place(kind: &'static str, namespace: &'static str) -> Place 
     Place { kind, namespace }
 }
 
+/// What a `status` write of an object stores of its metadata, beside the status: labels,
+/// annotations, finalizers. Written from the API server's status strategies, not from the
+/// policy: a Deployment's resets its labels (`deploymentStatusStrategy`), a Pod's its
+/// ownerReferences (`podStatusStrategy`), a CRD's and a Namespace's nothing of the metadata; a
+/// custom resource's resets all of it (apiextensions-apiserver `status_strategy.go`), and a
+/// ConfigMap has no `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StatusStores {
+    pub(crate) labels: bool,
+    pub(crate) annotations: bool,
+    pub(crate) finalizers: bool,
+}
+
 impl Place {
+    /// What a `status` write of the object stores of its metadata.
+    pub(crate) fn status_stores(self) -> StatusStores {
+        let (labels, others) = match self.kind {
+            CRD | NAMESPACE | POD => (true, true),
+            DEPLOYMENT => (false, true),
+            _ => (false, false),
+        };
+        StatusStores {
+            labels,
+            annotations: others,
+            finalizers: others,
+        }
+    }
+
     /// The namespace the object lives in; `None` when it is cluster-scoped.
     pub(crate) fn scope(self) -> Option<&'static str> {
         (!self.namespace.is_empty() && self.kind != NAMESPACE).then_some(self.namespace)
