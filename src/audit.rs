@@ -26,7 +26,9 @@ pub fn rule<'a>(facts: &Facts<'a>) -> Vec<Violation<'a>> {
         };
         Some(facts.entry_violation(entry, Change::kept(owner), reason))
     });
-    let offer = facts.new_offer.and_then(|text| handoff::made(facts, text));
+    let offer = facts
+        .new_offer
+        .and_then(|text| handoff::made(facts, text, false));
     marks.chain(offer).collect()
 }
 

@@ -116,7 +116,8 @@ fn judge<'a>(facts: &Facts<'a>, derivation: &Derivation<'_>) -> (Vec<Violation<'
         .collect();
     let mut consume_offer = false;
     if facts.sides.incoming().is_some() {
-        match handoff::rule(facts) {
+        let carried = derivation.offer(&facts.settings.offer_annotation);
+        match handoff::rule(facts, carried) {
             OfferVerdict::Fine => {}
             OfferVerdict::Consume => consume_offer = true,
             OfferVerdict::Deny(offer) => violations.extend(offer),
@@ -170,7 +171,7 @@ fn judge_mark<'a>(
         }
         // A value that names no owner is nobody's to keep.
         Judgement::Remove if change.old.owner(entry.mark).is_err() => return None,
-        Judgement::Remove => requester::rule(facts, Act::Remove, change.old, false)?,
+        Judgement::Remove => requester::rule(facts, Act::Remove, change.old, inherited)?,
         Judgement::Set | Judgement::Accept => fit(new)
             .or_else(|| one_owner::rule(facts, entry))
             .or_else(|| requester::rule(facts, Act::Set, new, false))?,

@@ -77,21 +77,25 @@ pub struct Lookup<'a> {
     pub name: &'a str,
     /// Its namespace; `None` for a cluster-scoped kind.
     pub namespace: Option<&'a str>,
+    /// Whether the host reads past its cache: policy-server caches lookups, as for
+    /// context-aware policies, and a read is made past it only when what it gave is in doubt.
+    pub disable_cache: bool,
 }
 
 impl Lookup<'_> {
     /// The host call's payload: the JSON of kubewarden-policy-sdk's `GetResourceRequest`
     /// (`api_version`, `kind`, `name`, `namespace`, `disable_cache`, `field_masks`), which its
     /// `get_resource` serialises through serde; written out here, it costs the module 9 KB
-    /// less. The cache is left on: policy-server caches lookups, as context-aware policies'.
+    /// less.
     pub fn payload(&self) -> String {
         let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
         let namespace = self.namespace.map_or_else(|| "null".to_owned(), quoted);
         format!(
-            r#"{{"api_version":{},"kind":{},"name":{},"namespace":{namespace},"disable_cache":false,"field_masks":null}}"#,
+            r#"{{"api_version":{},"kind":{},"name":{},"namespace":{namespace},"disable_cache":{},"field_masks":null}}"#,
             quoted(self.api_version),
             quoted(self.kind),
             quoted(self.name),
+            self.disable_cache,
         )
     }
 }
@@ -122,6 +126,7 @@ impl Controller<'_> {
             kind: &self.kind.kind,
             name: &self.reference.name,
             namespace: self.namespace,
+            disable_cache: false,
         }
     }
 }
@@ -194,6 +199,7 @@ impl<'p> Derivation<'p> {
         let refused = |finding| Derivation::Refused(controller.found(finding));
         let parent = match parent {
             Ok(parent) => parent,
+            Err(error) if is_not_found(&error) => return refused(Finding::Missing(error)),
             Err(error) => return refused(Finding::Unreadable(error)),
         };
         match parent.metadata.uid() {
@@ -215,13 +221,27 @@ impl<'p> Derivation<'p> {
         }
     }
 
-    /// Whether `claim`, under `mark`, is inherited from the controller.
+    /// Whether `claim`, under `mark`, is inherited from the controller: it carries that owner,
+    /// or none where the claim names none (a mark the controller dropped).
     pub fn inherits(&self, mark: &OwnerMark, claim: Option<Claim<'_>>) -> bool {
         match (self, claim) {
-            (Derivation::Read { marks, .. }, Some(claim)) if !claim.is_none() => {
-                Claim::read(mark, marks) == claim
+            (Derivation::Read { marks, .. }, Some(claim)) => {
+                let carried = Claim::read(mark, marks);
+                match claim.is_none() {
+                    true => carried.is_none(),
+                    false => carried == claim,
+                }
             }
             _ => false,
+        }
+    }
+
+    /// The offer the controller carries (`None` in it when it carries none); `None` when it
+    /// was not read.
+    pub fn offer(&self, annotation: &str) -> Option<Option<&'p str>> {
+        match self {
+            Derivation::Read { marks, .. } => Some(marks.annotations.get(annotation).map(|v| &**v)),
+            _ => None,
         }
     }
 
@@ -240,6 +260,13 @@ impl<'p> Derivation<'p> {
             }),
         }
     }
+}
+
+/// Whether the host's error says the object does not exist: the API server's not-found status
+/// (`reason: NotFound`, its message `<resource> "<name>" not found`, apimachinery
+/// `errors.NewNotFound`), as kube-rs writes it into the error policy-server hands the guest.
+fn is_not_found(error: &str) -> bool {
+    error.contains("NotFound") || error.ends_with(" not found") || error.contains(" not found:")
 }
 
 /// The audit rule of derived objects: each mark of the object's own that names an owner and
@@ -282,22 +309,29 @@ mod tests {
     fn a_lookup_is_the_sdks_get_resource_request() {
         use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
         let rows = [
-            (Some("shop"), "camel.apache.org/v1", "Integration", "app"),
-            (None, "v1", "Namespace", "we\"ird\\name"),
+            (
+                Some("shop"),
+                "camel.apache.org/v1",
+                "Integration",
+                "app",
+                false,
+            ),
+            (None, "v1", "Namespace", "we\"ird\\name", true),
         ];
-        for (namespace, api_version, kind, name) in rows {
+        for (namespace, api_version, kind, name, disable_cache) in rows {
             let lookup = Lookup {
                 api_version,
                 kind,
                 name,
                 namespace,
+                disable_cache,
             };
             let sdk = GetResourceRequest {
                 api_version: api_version.to_owned(),
                 kind: kind.to_owned(),
                 name: name.to_owned(),
                 namespace: namespace.map(str::to_owned),
-                disable_cache: false,
+                disable_cache,
                 field_masks: None,
             };
             assert_eq!(lookup.payload(), serde_json::to_string(&sdk).unwrap());

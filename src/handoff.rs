@@ -155,8 +155,11 @@ pub enum OfferVerdict<'a> {
     Deny(Vec<Violation<'a>>),
 }
 
-/// The offer rule: the handoff table applied to the offer annotation of a CREATE or UPDATE.
-pub fn rule<'a>(facts: &Facts<'a>) -> OfferVerdict<'a> {
+/// The offer rule: the handoff table applied to the offer annotation of a CREATE or UPDATE;
+/// `carried` is the offer of the object's controller, when it was read (`Some(None)`: it has
+/// none): an offer made, changed or withdrawn to match it follows the controller, and a
+/// requester that derives for the owner may write it.
+pub fn rule<'a>(facts: &Facts<'a>, carried: Option<Option<&str>>) -> OfferVerdict<'a> {
     let old = facts.old_offer;
     let new = facts.new_offer;
     let moving = |key: &str| facts.object_entry(key).is_some_and(Entry::moves);
@@ -166,8 +169,9 @@ pub fn rule<'a>(facts: &Facts<'a>) -> OfferVerdict<'a> {
         OfferRule::Fine => return OfferVerdict::Fine,
         OfferRule::Consume if facts.settings.stamp => return OfferVerdict::Consume,
         OfferRule::Check => {
-            let withdrawn = old.and_then(|text| withdrawal(facts, text));
-            let made = new.and_then(|text| made(facts, text));
+            let inherited = carried == Some(new);
+            let withdrawn = old.and_then(|text| withdrawal(facts, text, inherited));
+            let made = new.and_then(|text| made(facts, text, inherited));
             let violations: Vec<_> = withdrawn.into_iter().chain(made).collect();
             return match violations.is_empty() {
                 true => OfferVerdict::Fine,
@@ -192,24 +196,29 @@ pub fn rule<'a>(facts: &Facts<'a>) -> OfferVerdict<'a> {
 /// Why the requester may not withdraw or change the stored offer, if it may not: only the
 /// owner it was made under may, while it still owns the object. A stale offer — its mark
 /// names another owner now, or it does not parse — hands nothing over, and goes freely.
-fn withdrawal<'a>(facts: &Facts<'a>, text: &str) -> Option<Violation<'a>> {
+fn withdrawal<'a>(facts: &Facts<'a>, text: &str, inherited: bool) -> Option<Violation<'a>> {
     let offer = Offer::parse(text)?;
     let entry = facts.object_entry(offer.mark)?;
     let owner = entry.new.filter(|claim| claim.id() == offer.from)?;
-    let reason = requester::rule(facts, Act::Withdraw, owner, false)?;
+    let reason = requester::rule(facts, Act::Withdraw, owner, inherited)?;
     Some(violation(facts, Change::kept(owner), reason))
 }
 
 /// Why an offer on the new object is not one its owner may make, if it is not: it names a
 /// guarded mark, the owner the object has under it, a requester acting for that owner, and a
-/// receiver that could own the object. An audit replay checks a pending offer so too.
-pub fn made<'a>(facts: &Facts<'a>, text: &'a str) -> Option<Violation<'a>> {
-    let (owner, reason) = offer_fault(facts, text)?;
+/// receiver that could own the object. An audit replay checks a pending offer so too;
+/// `inherited` when the object's controller carries the same offer.
+pub fn made<'a>(facts: &Facts<'a>, text: &'a str, inherited: bool) -> Option<Violation<'a>> {
+    let (owner, reason) = offer_fault(facts, text, inherited)?;
     Some(violation(facts, Change::kept(owner), reason))
 }
 
 /// The owner an offer is made under, and what is wrong with the offer, if anything.
-fn offer_fault<'a>(facts: &Facts<'a>, text: &'a str) -> Option<(Claim<'a>, Reason<'a>)> {
+fn offer_fault<'a>(
+    facts: &Facts<'a>,
+    text: &'a str,
+    inherited: bool,
+) -> Option<(Claim<'a>, Reason<'a>)> {
     let marks = facts.settings.owner_marks.as_slice();
     let none = Claim::default();
     let Some(offer) = Offer::parse(text) else {
@@ -227,7 +236,7 @@ fn offer_fault<'a>(facts: &Facts<'a>, text: &'a str) -> Option<(Claim<'a>, Reaso
         let from = offer.from;
         return Some((owner, Reason::OfferByAnother { from, owner }));
     }
-    if let Some(reason) = requester::rule(facts, Act::Offer, owner, false) {
+    if let Some(reason) = requester::rule(facts, Act::Offer, owner, inherited) {
         return Some((owner, reason));
     }
     let Some(receiving) = marks.iter().find(|mark| mark.key == offer.to.mark) else {

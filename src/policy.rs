@@ -51,12 +51,12 @@ pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationRespons
     let Some(target) = target else {
         return parsed.verdict(parents).response();
     };
-    match parents.get(&target) {
+    match scale::read(parents, request, &target) {
         Ok(object) => match scale::as_update(parsed.text, &target, &object) {
             Ok(update) => validate_with(&update, parents),
             Err(why) => Verdict::Unreadable(why).response(),
         },
-        Err(error) => reject(scale::unreadable(&target, &error), DENIED),
+        Err(why) => reject(why, DENIED),
     }
 }
 

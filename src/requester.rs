@@ -4,8 +4,8 @@
 //! | act                                                   | rule           | needs                          |
 //! |-------------------------------------------------------|----------------|--------------------------------|
 //! | set the owner's mark                                  | `identity`     | acting for the owner, or `access: Derive` when the mark is inherited |
-//! | remove the owner's mark                               | `identity`     | acting for the owner           |
-//! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner           |
+//! | remove the owner's mark                               | `identity`     | acting for the owner, or `access: Derive` when the controller carries none |
+//! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner, or `access: Derive` when the controller carries that offer (or none) |
 //! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited |
 //! | write only CA bundles into what it owns ([`crate::edit`]) | `owner writes` | as the row above, or `access: InjectCA` |
 //!
@@ -25,7 +25,7 @@ pub fn suffices(act: Act, inherited: bool) -> &'static [Access] {
         (Act::Write, false) => &[Access::Write],
         (Act::InjectCa, true) => &[Access::Write, Access::Derive, Access::InjectCa],
         (Act::InjectCa, false) => &[Access::Write, Access::InjectCa],
-        (Act::Set, true) => &[Access::Derive],
+        (Act::Set | Act::Remove | Act::Offer | Act::Withdraw, true) => &[Access::Derive],
         _ => &[],
     }
 }
@@ -72,7 +72,7 @@ mod tests {
         const INHERITED: bool = true;
         const CLAIMED: bool = false;
         #[rustfmt::skip]
-        let rows: [(Act, bool, &[Access], bool); 24] = [
+        let rows: [(Act, bool, &[Access], bool); 28] = [
             // act,    the mark,  the levels held, allowed
             (Set,      CLAIMED,   &[Own],          true),
             (Set,      CLAIMED,   &[W, Derive, Ca], false),
@@ -80,11 +80,15 @@ mod tests {
             (Set,      INHERITED, &[W, Ca],        false),
             (Remove,   CLAIMED,   &[Own],          true),
             (Remove,   CLAIMED,   &[W, Derive, Ca], false),
-            (Remove,   INHERITED, &[W, Derive, Ca], false),
+            (Remove,   INHERITED, &[Derive],       true),
+            (Remove,   INHERITED, &[W, Ca],        false),
             (Offer,    CLAIMED,   &[Own],          true),
-            (Offer,    INHERITED, &[W, Derive, Ca], false),
+            (Offer,    CLAIMED,   &[W, Derive, Ca], false),
+            (Offer,    INHERITED, &[Derive],       true),
+            (Offer,    INHERITED, &[W, Ca],        false),
             (Withdraw, CLAIMED,   &[Own],          true),
-            (Withdraw, INHERITED, &[W, Derive, Ca], false),
+            (Withdraw, INHERITED, &[Derive],       true),
+            (Withdraw, INHERITED, &[W, Ca],        false),
             (Write,    CLAIMED,   &[Own],          true),
             (Write,    CLAIMED,   &[W],            true),
             (Write,    CLAIMED,   &[Derive, Ca],   false),

@@ -9,14 +9,15 @@
 //! | by a trusted writer (the horizontal-pod-autoscaler, the disruption controller) | allowed, the target never read |
 //! | of a kind of [`SCALED`] | the target read, and judged as an UPDATE of it (`owner writes`) |
 //! | of a target that cannot be read | denied, saying what policy-server needs |
+//! | whose target, read past the cache, is another object than the Scale's (another `uid`) | denied: the object was created again |
 //! | of another kind (a custom resource's `scale`) | not judged: no lookup names its kind |
 //! | under `writes: Any`, or with no host to read from (natively) | not judged |
 
 use serde_json::{Value, json};
 
 use crate::control_plane;
-use crate::derivation::Lookup;
-use crate::request::{AdmissionRequest, Operation, SCALED};
+use crate::derivation::{Lookup, Parents};
+use crate::request::{AdmissionRequest, Object, Operation, SCALED};
 use crate::settings::Settings;
 
 /// The target to read, when the request is a `scale` UPDATE the policy judges by its target:
@@ -39,7 +40,48 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
         kind,
         name: &request.name,
         namespace: Some(&request.namespace),
+        disable_cache: false,
     })
+}
+
+/// The target of a `scale` UPDATE as the host reads it, checked to be the object the Scale is
+/// of: the registries copy the target's `uid` into the Scale (`scaleFromDeployment` and the
+/// like), and a read that gives another uid (a cached object since deleted and created again
+/// under its name) is made once more past the cache. Why the write cannot be judged, otherwise.
+pub fn read(
+    parents: &dyn Parents,
+    request: &AdmissionRequest<'_>,
+    target: &Lookup<'_>,
+) -> Result<String, String> {
+    let scale_uid = (request.object.as_ref())
+        .and_then(|scale| scale.metadata.uid().ok())
+        .filter(|uid| !uid.is_empty());
+    let object = parents
+        .get(target)
+        .map_err(|error| unreadable(target, &error))?;
+    let Some(scale_uid) = scale_uid else {
+        return Ok(object);
+    };
+    if uid_of(&object).is_none_or(|uid| uid == *scale_uid) {
+        return Ok(object);
+    }
+    let fresh = Lookup {
+        disable_cache: true,
+        ..*target
+    };
+    let object = parents
+        .get(&fresh)
+        .map_err(|error| unreadable(target, &error))?;
+    match uid_of(&object) {
+        Some(uid) if uid != *scale_uid => Err(replaced(target, &scale_uid, &uid)),
+        _ => Ok(object),
+    }
+}
+
+/// The `metadata.uid` of an object the host read, when its text says.
+fn uid_of(object: &str) -> Option<String> {
+    let object: Object<'_> = serde_json::from_str(object).ok()?;
+    object.metadata.uid().ok().map(|uid| uid.to_string())
 }
 
 /// The payload of a `scale` UPDATE (its text), rewritten as the UPDATE of its target `object`
@@ -67,8 +109,22 @@ pub fn as_update(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8
     serde_json::to_vec(&payload).map_err(|error| error.to_string())
 }
 
+/// Why a `scale` UPDATE is denied when the object read for it, past the cache, is not the one
+/// its Scale is of.
+fn replaced(target: &Lookup<'_>, scale_uid: &str, read_uid: &str) -> String {
+    format!(
+        "cannot judge the scale of {} {}/{} under writes: Owner: the Scale is of uid {scale_uid}, \
+         and the {} read has uid {read_uid}: it was deleted and created again; send the scale \
+         again",
+        target.kind,
+        target.namespace.unwrap_or_default(),
+        target.name,
+        target.kind,
+    )
+}
+
 /// Why a `scale` UPDATE is denied when its target cannot be read.
-pub fn unreadable(target: &Lookup<'_>, error: &str) -> String {
+fn unreadable(target: &Lookup<'_>, error: &str) -> String {
     let resource = SCALED
         .iter()
         .find(|(.., kind)| *kind == target.kind)

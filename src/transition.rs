@@ -105,6 +105,8 @@ pub fn judge(
         (false, true) if matches!(handoff, Handoff::Given | Handoff::Linked) => {
             Ok(Judgement::Allow)
         }
+        // The controller carries no owner under the mark any more: its copies follow it.
+        (false, true) if inherited => Ok(Judgement::Remove),
         (false, true) if permissions.orphaning == Permission::Deny => Err(Denial::Orphaning),
         (false, true) => Ok(Judgement::Remove),
         (false, false) if handoff == Handoff::To(&new.id()) || handoff == Handoff::Linked => {
@@ -281,8 +283,9 @@ mod tests {
             (Some(NONE),  A,    Handoff::None,             false, Err(Denial::Adoption)),
             (None,        A,    Handoff::None,             true,  Ok(Inherit)),
             (Some(A),     A,    Handoff::None,             true,  Ok(Keep)),
-            // nothing to inherit in a removal: it stays the owner's
-            (Some(A),     NONE, Handoff::None,             true,  Err(Denial::Orphaning)),
+            // a removal the controller made first: followed, whatever `orphaning` says
+            (Some(A),     NONE, Handoff::None,             true,  Ok(Remove)),
+            (Some(A),     NONE, Handoff::None,             false, Err(Denial::Orphaning)),
             // an offer, where there is one, is what moves the owner
             (Some(A),     B,    Handoff::To("ClusterExtension.b"), true, Ok(Accept)),
         ];

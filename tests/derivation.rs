@@ -194,13 +194,17 @@ fn a_derived_object_follows_its_controller_across_owners() {
         ("another object by that name",      moved.clone(), at("new-uid", "operator-2"), denied(owner_change, Some(Finding::Replaced)), 1),
         ("the lookup fails",                 moved.clone(), Err("integrations.camel.apache.org \"app\" is forbidden"),
             denied(owner_change, Some(Finding::Unreadable("integrations.camel.apache.org \"app\" is forbidden".to_owned()))), 1),
+        ("the controller is gone",           moved.clone(), Err("integrations.camel.apache.org \"app\" not found"),
+            denied(owner_change, Some(Finding::Missing("integrations.camel.apache.org \"app\" not found".to_owned()))), 1),
         ("pointed at the controller now",    repointed, at(UID, "operator-2"), denied(owner_change, Some(Finding::Repointed)), 0),
         ("its reference changes",            rereferenced, at(UID, "operator-2"), denied(owner_change, Some(Finding::Repointed)), 0),
         ("a controller of a kind not followed", update(deployment("operator-1", &pipe), deployment("operator-2", &pipe)),
             at(UID, "operator-2"), denied(owner_change, None), 0),
         ("allowed without it: no lookup",    kept, at(UID, "operator-2"), Outcome::Allowed, 0),
-        ("a removal is not inherited",       released, parent(UID, json!({}), json!({})),
-            denied(&["annotation camel.apache.org/operator.id: orphaning from \"operator-1\" to none"], carries("none")), 1),
+        ("a removal the controller made first", released.clone(), parent(UID, json!({}), json!({})),
+            Outcome::Allowed, 1),
+        ("a removal ahead of the controller", released, at(UID, "operator-1"),
+            denied(&["annotation camel.apache.org/operator.id: orphaning from \"operator-1\" to none"], carries("\"operator-1\"")), 1),
     ];
     for (name, request, parent, expected, calls) in rows {
         let host = host(parent);
@@ -302,6 +306,66 @@ fn who_may_derive_and_what() {
             api_version: "cert-manager.io/v1",
             kind: "Certificate",
             parent: parent(UID, labels("shop/apps"), json!({})),
+            calls: Cell::new(0),
+        };
+        assert_eq!(
+            decide(&request, &settings, &host),
+            (expected, calls),
+            "{name}"
+        );
+    }
+}
+
+/// Knative (examples/flux): a Route copies its Service's annotations, a pending offer included,
+/// and drops the Service's marks with it; a requester that derives may follow, and only follow.
+#[test]
+fn a_copy_follows_its_controllers_offer_and_unmarking() {
+    const KNATIVE: &str = "system:serviceaccount:knative-serving:controller";
+    let settings = json!({"ownerMarks": [{"annotation": CAMEL}], "orphaning": "Deny",
+        "identities": [{"owners": ["*"], "users": [KNATIVE], "access": "Derive"}],
+        "parentKinds": [{"apiVersion": "serving.knative.dev/v1", "kind": "Service"}]});
+    const OFFER: &str = "single-owner-policy.io/offer";
+    let offer = "camel.apache.org/operator.id: operator-1 -> operator-2";
+    let service = controller("serving.knative.dev/v1", "Service", UID);
+    let route = |annotations: Value| object("Route", json!({}), annotations, &service);
+    let update = |old: Value, new: Value| {
+        request(
+            "UPDATE",
+            ("serving.knative.dev", "Route"),
+            KNATIVE,
+            Some(route(old)),
+            Some(route(new)),
+        )
+    };
+    let owned = json!({CAMEL: "operator-1"});
+    let offered = json!({CAMEL: "operator-1", OFFER: offer});
+    let offer_denied = "annotation single-owner-policy.io/offer: offer owned by \"operator-1\"";
+    let identity = "annotation camel.apache.org/operator.id: identity from \"operator-1\" to none";
+    let orphaning =
+        "annotation camel.apache.org/operator.id: orphaning from \"operator-1\" to none";
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Value, Held, Outcome, usize)> = vec![
+        ("the Service's offer, copied",          update(owned.clone(), offered.clone()),
+            parent(UID, json!({}), offered.clone()), Outcome::Allowed, 1),
+        ("an offer the Service does not carry", update(owned.clone(), offered.clone()),
+            parent(UID, json!({}), owned.clone()), denied(&[offer_denied], None), 1),
+        ("the Service's offer, withdrawn with it", update(offered.clone(), owned.clone()),
+            parent(UID, json!({}), owned.clone()), Outcome::Allowed, 1),
+        ("the Service unmarked, the Route too",  update(owned.clone(), json!({})),
+            parent(UID, json!({}), json!({})), Outcome::Allowed, 1),
+        ("the Route unmarked ahead of the Service", update(owned.clone(), json!({})),
+            parent(UID, json!({}), owned.clone()), denied(&[orphaning], carries("\"operator-1\"")), 1),
+        ("the Route unmarked by one that does not derive", {
+            let mut request = update(owned.clone(), json!({}));
+            request["userInfo"] = json!({"username": "alice"});
+            request
+        }, parent(UID, json!({}), json!({})), denied(&[identity], Some(Finding::NotDerived)), 1),
+    ];
+    for (name, request, held, expected, calls) in rows {
+        let host = Host {
+            api_version: "serving.knative.dev/v1",
+            kind: "Service",
+            parent: held,
             calls: Cell::new(0),
         };
         assert_eq!(

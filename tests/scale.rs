@@ -8,25 +8,28 @@ use serde_json::{Value, json};
 use single_owner_policy::policy;
 use single_owner_policy::{Lookup, Parents};
 
-/// A host holding one object, or the error its lookup gets; it counts the lookups.
+/// A host that answers its lookups in turn, from its cache first and past it then (the last
+/// answer again after the others); it counts the lookups.
 struct Host {
-    held: Result<Value, &'static str>,
+    held: Vec<Result<Value, &'static str>>,
     calls: Cell<usize>,
 }
 
 impl Parents for Host {
     fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
-        self.calls.set(self.calls.get() + 1);
+        let call = self.calls.get();
+        self.calls.set(call + 1);
         assert_eq!(
             (
                 lookup.api_version,
                 lookup.kind,
                 lookup.name,
-                lookup.namespace
+                lookup.namespace,
+                lookup.disable_cache
             ),
-            ("apps/v1", "Deployment", "web", Some("shop"))
+            ("apps/v1", "Deployment", "web", Some("shop"), call > 0)
         );
-        self.held
+        self.held[call.min(self.held.len() - 1)]
             .clone()
             .map(|held| held.to_string())
             .map_err(str::to_owned)
@@ -41,6 +44,12 @@ fn deployment(labels: Value, template: Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
            "metadata": {"name": "web", "namespace": "shop", "uid": "d-1", "labels": labels},
            "spec": {"replicas": 2, "template": {"metadata": {"labels": template}}}})
+}
+
+/// `deployment` as another object of its name: deleted and created again.
+fn recreated(mut deployment: Value) -> Value {
+    deployment["metadata"]["uid"] = json!("d-2");
+    deployment
 }
 
 /// A `scale` UPDATE of `group/resource` `shop/web` by `user`, as the API server sends it: both
@@ -79,22 +88,35 @@ fn a_scale_is_judged_as_a_write_of_its_target() {
     let template_only = deployment(json!({}), json!({"appID": "ClusterExtension.web"}));
     let deployments = ("apps", "deployments");
     // request, settings, what the host holds, the denial's start (None: allowed), lookups
-    type Row<'a> = (Value, Value, Result<Value, &'a str>, Option<&'a str>, usize);
+    type Row<'a> = (
+        Value,
+        Value,
+        Vec<Result<Value, &'a str>>,
+        Option<&'a str>,
+        usize,
+    );
     #[rustfmt::skip]
     let rows: Vec<Row> = vec![
-        (scale("alice", deployments), writes("Owner"), Ok(owned.clone()),
+        (scale("alice", deployments), writes("Owner"), vec![Ok(owned.clone())],
          Some(r#"label appID: owner writes denied for UPDATE of Deployment shop/web (subresource scale), owned by "ClusterExtension.web""#), 1),
-        (scale("alice", deployments), writes("Owner"), Ok(template_only),
+        (scale("alice", deployments), writes("Owner"), vec![Ok(template_only)],
          Some("label appID in spec.template: owner writes denied for UPDATE of Deployment shop/web (subresource scale)"), 1),
-        (scale(INSTALLER, deployments), writes("Owner"), Ok(owned.clone()), None, 1),
-        (scale("alice", deployments), writes("Owner"), Ok(deployment(json!({}), json!({}))), None, 1),
-        (scale("alice", deployments), writes("Owner"), Err("forbidden"),
+        (scale(INSTALLER, deployments), writes("Owner"), vec![Ok(owned.clone())], None, 1),
+        (scale("alice", deployments), writes("Owner"), vec![Ok(deployment(json!({}), json!({})))], None, 1),
+        (scale("alice", deployments), writes("Owner"), vec![Err("forbidden")],
          Some("cannot judge the scale of Deployment shop/web under writes: Owner: reading it failed (forbidden); grant policy-server's service account get on deployments"), 1),
+        // a cached read of an object since created again is read past the cache, and judged
+        // only when it is the Scale's
+        (scale("alice", deployments), writes("Owner"), vec![Ok(recreated(owned.clone())), Ok(owned.clone())],
+         Some(r#"label appID: owner writes denied for UPDATE of Deployment shop/web (subresource scale)"#), 2),
+        (scale(INSTALLER, deployments), writes("Owner"), vec![Ok(recreated(deployment(json!({}), json!({})))), Ok(owned.clone())], None, 2),
+        (scale(INSTALLER, deployments), writes("Owner"), vec![Ok(recreated(owned.clone()))],
+         Some("cannot judge the scale of Deployment shop/web under writes: Owner: the Scale is of uid d-1, and the Deployment read has uid d-2: it was deleted and created again; send the scale again"), 2),
         // never read: the autoscaler is trusted, `writes: Any` judges no write, and no lookup
         // names a custom resource's kind
-        (scale(HPA, deployments), writes("Owner"), Err("unread"), None, 0),
-        (scale("alice", deployments), writes("Any"), Err("unread"), None, 0),
-        (scale("alice", ("example.com", "widgets")), writes("Owner"), Err("unread"), None, 0),
+        (scale(HPA, deployments), writes("Owner"), vec![Err("unread")], None, 0),
+        (scale("alice", deployments), writes("Any"), vec![Err("unread")], None, 0),
+        (scale("alice", ("example.com", "widgets")), writes("Owner"), vec![Err("unread")], None, 0),
     ];
     for (request, settings, held, denial, lookups) in rows {
         let host = Host {

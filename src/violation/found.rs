@@ -21,6 +21,8 @@ pub enum Finding {
     NotDerived,
     /// The controller could not be read: the host's error.
     Unreadable(String),
+    /// The controller does not exist: the host's not-found error.
+    Missing(String),
     /// The controller by that name is another object than the reference's uid.
     Replaced,
     /// The update points the object at a controller it did not have, or changes its owner
@@ -44,6 +46,11 @@ impl fmt::Display for Found {
                  service account needs get on it, and the policy its kind in \
                  contextAwareResources"
             ),
+            Finding::Missing(error) => write!(
+                f,
+                "its controller {controller} does not exist ({error}): its owner reference names \
+                 an object that is gone"
+            ),
             Finding::Replaced => write!(
                 f,
                 "its controller {controller} is not the object its owner reference names (uid)"
@@ -53,6 +60,32 @@ impl fmt::Display for Found {
                 "its controller {controller} is followed only when the stored object had it and \
                  the update leaves ownerReferences as they are"
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_finding_says_what_the_lookup_found() {
+        let error = "integrations.camel.apache.org \"app\" not found".to_owned();
+        #[rustfmt::skip]
+        let rows = [
+            (Finding::Carries("\"operator-2\"".to_owned()), r#"its controller Integration shop/app carries "operator-2""#),
+            (Finding::NotDerived, "its controller Integration shop/app carries this owner, but only a requester acting or deriving for it (access: Derive) may copy it"),
+            (Finding::Unreadable("forbidden".to_owned()), "its controller Integration shop/app could not be read (forbidden); policy-server's service account needs get on it, and the policy its kind in contextAwareResources"),
+            (Finding::Missing(error), r#"its controller Integration shop/app does not exist (integrations.camel.apache.org "app" not found): its owner reference names an object that is gone"#),
+            (Finding::Replaced, "its controller Integration shop/app is not the object its owner reference names (uid)"),
+            (Finding::Repointed, "its controller Integration shop/app is followed only when the stored object had it and the update leaves ownerReferences as they are"),
+        ];
+        for (finding, text) in rows {
+            let found = Found {
+                controller: "Integration shop/app".to_owned(),
+                finding,
+            };
+            assert_eq!(found.to_string(), text);
         }
     }
 }

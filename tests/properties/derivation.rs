@@ -12,8 +12,8 @@ use crate::generators::owner_sets_and_removals;
 use crate::model::{Op, Owner};
 
 /// 19. Derived objects (docs/rules.md, "Derived objects"): give every object a controller of a
-///     followed kind. A controller carrying other marks than the new object's changes no
-///     verdict: a copy that differs is a claim. A controller carrying exactly the new object's
+///     followed kind. A controller carrying other owners than either side, under every key
+///     either carries, changes no verdict: a copy that differs is a claim. A controller carrying exactly the new object's
 ///     marks — every copy inherited — still lets no requester set an owner it does not act for
 ///     (the generated identities never derive), unless it is exempt or the owner is handed
 ///     across marks.
@@ -58,7 +58,19 @@ fn inheritance_lets_no_requester_set_an_owner_it_may_not_derive() {
                 "labels": map("labels"), "annotations": map("annotations")}})
         };
         let carrying = Controller(copy(metadata, &|value| value.to_owned()));
-        let differing = Controller(copy(metadata, &|value| format!("{value}-elsewhere")));
+        // Other owners under every key either side carries: a controller that carries none
+        // where the new object has none would be followed in a removal.
+        let mut both = json!({});
+        for side in ["oldObject", "object"] {
+            for field in ["labels", "annotations"] {
+                if let Some(pairs) = request[side]["metadata"][field].as_object() {
+                    for (key, value) in pairs {
+                        both[field][key] = value.clone();
+                    }
+                }
+            }
+        }
+        let differing = Controller(copy(&both, &|value| format!("{value}-elsewhere")));
         let decide = |parents: &dyn Parents| -> Result<(bool, Vec<String>), TestCaseError> {
             let payload = serde_json::to_vec(&json!({"request": &request, "settings": &settings}))
                 .map_err(|error| TestCaseError::fail(error.to_string()))?;
