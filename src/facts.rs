@@ -7,7 +7,7 @@
 
 mod sides;
 
-pub use sides::{Sides, annotation_keys, marks_of};
+pub use sides::{Sides, annotation_keys, carries_a_mark, marks_of};
 
 use std::cell::OnceCell;
 

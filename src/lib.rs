@@ -70,7 +70,7 @@ mod writes;
 pub use derivation::{Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
 pub use persisted::{PERSISTING, Persisted};
-pub use request::{BINDING, DECLARING_SUBRESOURCES, SCALED};
+pub use request::{BINDING, BOUND, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;
 pub use settings::Settings;
 pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
+use crate::binding;
 use crate::decision::{self, Decision};
 use crate::derivation::{NoHost, Parents};
 use crate::error_path;
@@ -38,24 +39,32 @@ pub fn answer(payload: &[u8], parents: &dyn Parents) -> serde_json::Result<Vec<u
     serde_json::to_vec(&validate_with(payload, parents))
 }
 
-/// Evaluates a `validate` payload, reading controllers through `parents` when the rules ask. A
-/// `scale` UPDATE under `writes: Owner` is judged as an UPDATE of its target, read through
-/// `parents` ([`scale`]).
+/// Evaluates a `validate` payload, reading controllers through `parents` when the rules ask.
+/// Under `writes: Owner` a `scale` UPDATE is judged as an UPDATE of its target ([`scale`]), and
+/// a Binding carrying labels or annotations as the UPDATE of its Pod ([`binding`]), each read
+/// through `parents`.
 pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationResponse {
     let parsed = match Payload::parse(payload) {
         Ok(parsed) => parsed,
         Err(error) => return Verdict::Unreadable(error).response(),
     };
     let ValidatePayload { request, settings } = &parsed.parsed;
-    let target = scale::target(request, settings).filter(|_| parents.reads());
-    let Some(target) = target else {
+    if !parents.reads() {
+        return parsed.verdict(parents).response();
+    }
+    let update = if let Some(target) = scale::target(request, settings) {
+        scale::read(parents, request, &target)
+            .map(|object| scale::as_update(parsed.text, &target, &object))
+    } else if let Some(pod) = binding::target(request, settings) {
+        (parents.get(&pod))
+            .map(|object| binding::as_update(parsed.text, &object))
+            .map_err(|error| binding::unreadable(&pod, &error))
+    } else {
         return parsed.verdict(parents).response();
     };
-    match scale::read(parents, request, &target) {
-        Ok(object) => match scale::as_update(parsed.text, &target, &object) {
-            Ok(update) => validate_with(&update, parents),
-            Err(why) => Verdict::Unreadable(why).response(),
-        },
+    match update {
+        Ok(Ok(update)) => validate_with(&update, parents),
+        Ok(Err(why)) => Verdict::Unreadable(why).response(),
         Err(why) => reject(why, DENIED),
     }
 }

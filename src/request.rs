@@ -18,7 +18,7 @@ mod references;
 mod text;
 
 pub use admission::{
-    AdmissionRequest, BINDING, DECLARING_SUBRESOURCES, DeleteOptions, GroupVersionKind,
+    AdmissionRequest, BINDING, BOUND, DECLARING_SUBRESOURCES, DeleteOptions, GroupVersionKind,
     ObjectScope, Operation, SCALED, UserInfo,
 };
 pub use object::{Labels, Metadata, Object, Template};

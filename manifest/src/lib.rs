@@ -10,7 +10,7 @@
 pub mod conditions;
 mod rules;
 
-use single_owner_policy::{SCALED, Settings};
+use single_owner_policy::{BOUND, SCALED, Settings};
 
 pub use conditions::{MatchCondition, match_conditions};
 pub use rules::{SUBRESOURCES, rules_yaml};
@@ -286,7 +286,10 @@ pub fn lookup_kinds(settings: &Settings) -> Vec<(&str, &str)> {
         .map(|kind| (kind.api_version.as_str(), kind.kind.as_str()))
         .collect();
     if settings.judges_writes() {
-        for (_, _, api_version, kind) in SCALED {
+        let read = SCALED
+            .iter()
+            .map(|(_, _, api_version, kind)| (*api_version, *kind));
+        for (api_version, kind) in read.chain([BOUND]) {
             if !kinds.contains(&(api_version, kind)) {
                 kinds.push((api_version, kind));
             }

@@ -77,17 +77,8 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
             .iter()
             .any(|sub| request.targets(*sub))
     };
-    let binding_marks = || {
-        request.object.as_ref().is_some_and(|binding| {
-            let metadata = &binding.metadata;
-            settings.guarded_keys().any(|(place, key)| match place {
-                Place::Label => metadata.labels.contains_key(key),
-                Place::Annotation => metadata.annotations.contains_key(key),
-            }) || metadata
-                .annotations
-                .contains_key(&*settings.offer_annotation)
-        })
-    };
+    let binding_marks =
+        || (request.object.as_ref()).is_some_and(|binding| carries_a_mark(binding, settings));
     // A `scale` UPDATE rewritten as one of its target (`crate::scale`): its body the object.
     let scaled = || request.writes_the_object();
     let persists_a_change = || {
@@ -106,6 +97,15 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
         && (declaring() || scaled() || persists_a_change()))
         || (operation == Operation::Create && request.targets(BINDING) && binding_marks())
         || subresource_changes_ownership(request, settings)
+}
+
+/// Whether `object` carries a guarded mark or the offer in its metadata, valid or not.
+pub fn carries_a_mark(object: &Object<'_>, settings: &Settings) -> bool {
+    let metadata = &object.metadata;
+    settings.guarded_keys().any(|(place, key)| match place {
+        Place::Label => metadata.labels.contains_key(key),
+        Place::Annotation => metadata.annotations.contains_key(key),
+    }) || (metadata.annotations).contains_key(&*settings.offer_annotation)
 }
 
 /// Whether a subresource request may change what the rules guard, and so is judged like a

@@ -71,9 +71,13 @@ impl AdmissionRequest<'_> {
     }
 
     /// Whether the body is the object as stored, templates included: a write of the object
-    /// itself, or a `scale` write rewritten as one of its target (`crate::scale`).
+    /// itself, a `scale` write rewritten as one of its target (`crate::scale`), or a Binding
+    /// rewritten as the UPDATE of its Pod (`crate::binding`; the API server never sends a
+    /// Binding's UPDATE).
     pub fn writes_the_object(&self) -> bool {
-        !self.is_subresource() || (self.scaled().is_some() && !self.body_is_a_scale())
+        !self.is_subresource()
+            || (self.scaled().is_some() && !self.body_is_a_scale())
+            || (self.targets(BINDING) && self.operation == Operation::Update)
     }
 
     /// The `(apiVersion, kind)` of the object whose `scale` the request targets, when it is of
@@ -116,6 +120,10 @@ pub const DECLARING_SUBRESOURCES: [(&str, &str); 2] =
 /// The subresource whose CREATE copies its body's annotations — and, in recent versions, its
 /// labels — onto a Pod: a Binding (`BindingREST.Create`, `pkg/registry/core/pod/storage`).
 pub const BINDING: (&str, &str) = ("pods", "binding");
+
+/// The `(apiVersion, kind)` of what a Binding binds, which the policy reads under
+/// `writes: Owner` to judge a Binding that carries labels or annotations (`crate::binding`).
+pub const BOUND: (&str, &str) = ("v1", "Pod");
 
 /// The kinds whose `scale` the policy judges under `writes: Owner`, from the object it reads
 /// (`crate::scale`), as `(group, resource, apiVersion, kind)`: Kubernetes' own workloads with

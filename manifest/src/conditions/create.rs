@@ -1,12 +1,15 @@
 //! The CREATE condition: the new object carries a guarded mark or the offer, or a workload's
 //! template carries a guarded mark; with stamping, also an identity may bind the requester; a
-//! `pods/binding` Binding carries a guarded mark or the offer.
+//! `pods/binding` Binding carries a guarded mark or the offer (under `writes: Owner`, any label
+//! or annotation).
 
 use single_owner_policy::Settings;
 
 use super::Keys;
 use super::expr::{Expr, and, atom, or};
-use super::marks::{NEW, carries, not_subresource, targets, templates_carry};
+use super::marks::{
+    ANNOTATIONS, LABELS, METADATA, NEW, carries, not_subresource, present, targets, templates_carry,
+};
 use super::requester::{GROUPS, USERNAME, glob};
 use single_owner_policy::BINDING;
 
@@ -29,10 +32,20 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
     // A Binding's labels and annotations, which the API server copies onto its Pod.
     let offer = Some(settings.offer_annotation.as_str());
     let (resource, subresource) = BINDING;
-    let binding = and([
-        targets("", resource, subresource),
-        carries(NEW, keys, offer),
-    ]);
+    let non_empty = |field: &str| {
+        and([
+            atom(format!("{NEW} != null")),
+            present(NEW, &[METADATA, field]),
+            atom(format!("size({NEW}.{METADATA}.{field}) > 0")),
+        ])
+    };
+    let carried = match settings.judges_writes() {
+        // Under `writes: Owner`, any label or annotation, a mark's or not: the policy judges
+        // the others on the Pod.
+        true => or([non_empty(LABELS), non_empty(ANNOTATIONS)]),
+        false => carries(NEW, keys, offer),
+    };
+    let binding = and([targets("", resource, subresource), carried]);
     (
         name,
         or([atom("request.operation != 'CREATE'"), create, binding]),
