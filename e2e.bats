@@ -165,6 +165,7 @@ flux/denied-deployment-reconcile-disabled-through-status-by-other-tenant|label k
 flux/denied-namespace-given-a-dangling-owner-through-status-by-other-tenant|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-route-offered-by-knative-ahead-of-its-service|annotation single-owner-policy.io/offer|offer
 flux/denied-pod-annotated-through-a-binding-by-other-tenant|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-hpa-aimed-at-a-kustomizations-deployment-by-a-person|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-validatingwebhookconfiguration-rewritten-by-other-release|label kustomize.toolkit.fluxcd.io/name|owner writes
 helm-accounts/denied-crd-labelled-for-other-release|label appID|identity
 helm-accounts/denied-crd-orphaned-by-admin|label appID|identity

@@ -39,6 +39,7 @@
 //! ```
 
 mod audit;
+mod autoscaler;
 mod binding;
 pub mod control_plane;
 mod decision;

@@ -10,9 +10,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
+use crate::autoscaler;
 use crate::binding;
 use crate::decision::{self, Decision};
-use crate::derivation::{NoHost, Parents};
+use crate::derivation::{Lookup, NoHost, Parents};
 use crate::error_path;
 use crate::mutation;
 use crate::request::{AdmissionRequest, null_as_default};
@@ -59,6 +60,8 @@ pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationRespons
         (parents.get(&pod))
             .map(|object| binding::as_update(parsed.text, &object))
             .map_err(|error| binding::unreadable(&pod, &error))
+    } else if let Some(target) = autoscaler::target(request, settings) {
+        return scaled_by_an_autoscaler(&parsed, parents, &target);
     } else {
         return parsed.verdict(parents).response();
     };
@@ -66,6 +69,38 @@ pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationRespons
         Ok(Ok(update)) => validate_with(&update, parents),
         Ok(Err(why)) => Verdict::Unreadable(why).response(),
         Err(why) => reject(why, DENIED),
+    }
+}
+
+/// An HPA's write, judged on the HPA, then as the `scale` of its target by its requester
+/// ([`autoscaler`]): a denial of the target says, at the end of each line, which HPA would
+/// scale what.
+fn scaled_by_an_autoscaler<'a>(
+    parsed: &'a Payload<'a>,
+    parents: &dyn Parents,
+    target: &Lookup<'_>,
+) -> ValidationResponse {
+    let own = parsed.verdict(parents).response();
+    if !own.accepted {
+        return own;
+    }
+    let scales = autoscaler::scales(&parsed.parsed.request, target);
+    let judged = match parents.get(target) {
+        Ok(object) => match autoscaler::as_scale(parsed.text, target, &object) {
+            Ok(scale) => validate_with(&scale, parents),
+            Err(why) => return Verdict::Unreadable(why).response(),
+        },
+        Err(error) => return reject(scale::unreadable(target, &error) + &scales, DENIED),
+    };
+    match (judged.accepted, judged.message) {
+        (false, Some(message)) => {
+            let lines: Vec<String> = message
+                .lines()
+                .map(|line| format!("{line}{scales}"))
+                .collect();
+            reject(lines.join("\n"), judged.code.unwrap_or(DENIED))
+        }
+        _ => own,
     }
 }
 

@@ -124,7 +124,7 @@ fn replaced(target: &Lookup<'_>, scale_uid: &str, read_uid: &str) -> String {
 }
 
 /// Why a `scale` UPDATE is denied when its target cannot be read.
-fn unreadable(target: &Lookup<'_>, error: &str) -> String {
+pub fn unreadable(target: &Lookup<'_>, error: &str) -> String {
     let resource = SCALED
         .iter()
         .find(|(.., kind)| *kind == target.kind)

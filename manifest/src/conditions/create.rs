@@ -8,7 +8,8 @@ use single_owner_policy::Settings;
 use super::Keys;
 use super::expr::{Expr, and, atom, or};
 use super::marks::{
-    ANNOTATIONS, LABELS, METADATA, NEW, carries, not_subresource, present, targets, templates_carry,
+    ANNOTATIONS, LABELS, METADATA, NEW, carries, not_subresource, present, targets,
+    templates_carry, writes_an_autoscaler,
 };
 use super::requester::{GROUPS, USERNAME, glob};
 use single_owner_policy::BINDING;
@@ -48,7 +49,10 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
     let binding = and([targets("", resource, subresource), carried]);
     (
         name,
-        or([atom("request.operation != 'CREATE'"), create, binding]),
+        or([atom("request.operation != 'CREATE'"), create, binding]
+            .into_iter()
+            // An HPA's target, which the trusted autoscaler scales: the policy reads it.
+            .chain(settings.judges_writes().then(writes_an_autoscaler))),
     )
 }
 

@@ -43,6 +43,16 @@ pub(super) fn targets(group: &str, resource: &str, subresource: &str) -> Expr {
     ])
 }
 
+/// Whether the request writes a HorizontalPodAutoscaler itself, whose `scaleTargetRef` the
+/// policy judges under `writes: Owner` (it reads the target).
+pub(super) fn writes_an_autoscaler() -> Expr {
+    and([
+        not_subresource(),
+        atom("request.resource.group == 'autoscaling'"),
+        atom("request.resource.resource == 'horizontalpodautoscalers'"),
+    ])
+}
+
 /// Whether one of `keys` is in the map `map` (an expression): `'key' in map`, or for several
 /// keys `[…].exists(key, key in map)`, which names the map once.
 fn holds_any(map: &str, keys: &[&str]) -> Expr {

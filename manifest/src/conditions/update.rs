@@ -9,9 +9,9 @@ use super::Keys;
 use super::expr::{Expr, and, atom, or, quote, strings};
 use super::marks::{
     METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select, targets,
-    templates_carry,
+    templates_carry, writes_an_autoscaler,
 };
-use single_owner_policy::{DECLARING_SUBRESOURCES, PERSISTING, Persisted, SCALED};
+use single_owner_policy::{BINDING, DECLARING_SUBRESOURCES, PERSISTING, Persisted, SCALED};
 
 /// The condition, named: an UPDATE is sent when it changes a guarded mark or the offer, or
 /// under `writes: Owner` when the stored object carries a guarded mark.
@@ -35,12 +35,19 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
             let declaring =
                 or(DECLARING_SUBRESOURCES.map(|(resource, sub)| targets("", resource, sub)));
             update.push(and([declaring, carries(OLD, keys, None)]));
-            // A `scale` carries none of its target's marks: the policy reads the target.
-            let scaled = SCALED.map(|(group, resource, ..)| targets(group, resource, "scale"));
-            update.push(or(scaled));
+            // A `scale` carries none of its target's marks: the policy reads the target. A
+            // Binding's UPDATE, which the API server never sends, the policy judges as the
+            // write of its Pod (it rewrites a Binding's CREATE so).
+            let (resource, subresource) = BINDING;
+            let read = (SCALED.iter())
+                .map(|(group, resource, ..)| format!("{group}/{resource}/scale"))
+                .chain([format!("/{resource}/{subresource}")]);
+            update.push(and([atom("has(request.subResource)"), path_in(read)]));
             // A subresource that stores metadata (a status), on its mark, when what it stores
             // differs.
             update.push(and([stores_a_change(), carries(OLD, keys, None)]));
+            // An HPA's target, which the trusted autoscaler scales: the policy reads it.
+            update.push(writes_an_autoscaler());
         }
     }
     let name = match writes {
@@ -58,9 +65,6 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
 /// little more than the policy judges (a Deployment's labels, a Pod's ownerReferences, which
 /// their status strategies reset) in one comparison.
 fn stores_a_change() -> Expr {
-    let paths = strings(
-        (PERSISTING.iter()).map(|(group, resource, sub, _)| format!("{group}/{resource}/{sub}")),
-    );
     let every = Persisted {
         labels: true,
         annotations: true,
@@ -69,18 +73,28 @@ fn stores_a_change() -> Expr {
     };
     and([
         atom("has(request.subResource)"),
-        Expr::Infix(
-            "in",
-            vec![
-                atom(
-                    "(request.resource.group + '/' + request.resource.resource + '/' + \
-                     request.subResource)",
-                ),
-                paths,
-            ],
+        path_in(
+            PERSISTING
+                .iter()
+                .map(|(group, resource, sub, _)| format!("{group}/{resource}/{sub}")),
         ),
         metadata_differs(every),
     ])
+}
+
+/// Whether the request's `group/resource/subresource` is one of `paths` (its `subResource` is
+/// there).
+fn path_in(paths: impl IntoIterator<Item = String>) -> Expr {
+    Expr::Infix(
+        "in",
+        vec![
+            atom(
+                "(request.resource.group + '/' + request.resource.resource + '/' + \
+                 request.subResource)",
+            ),
+            strings(paths),
+        ],
+    )
 }
 
 /// Whether the metadata `persisted` names differs between the sides: labels and annotations
