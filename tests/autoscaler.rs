@@ -3,36 +3,11 @@
 //! `scale` of its target by the HPA's requester, read through the host (`src/autoscaler.rs`):
 //! each row an HPA's CREATE or UPDATE, what the host holds, the verdict and the lookups.
 
-use std::cell::Cell;
+mod common;
 
 use serde_json::{Value, json};
-use single_owner_policy::policy;
-use single_owner_policy::{Lookup, Parents};
 
-/// A host holding one Deployment, or the error its lookup gets; it counts the lookups.
-struct Host {
-    held: Result<Value, &'static str>,
-    calls: Cell<usize>,
-}
-
-impl Parents for Host {
-    fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
-        self.calls.set(self.calls.get() + 1);
-        assert_eq!(
-            (
-                lookup.api_version,
-                lookup.kind,
-                lookup.name,
-                lookup.namespace
-            ),
-            ("apps/v1", "Deployment", "web", Some("shop"))
-        );
-        self.held
-            .clone()
-            .map(|held| held.to_string())
-            .map_err(str::to_owned)
-    }
-}
+use common::{Host, groups_of, judged_through};
 
 const INSTALLER: &str = "system:serviceaccount:shop:web-installer";
 const OTHER: &str = "system:serviceaccount:shop:api-installer";
@@ -46,15 +21,6 @@ fn deployment(labels: Value) -> Value {
 
 /// An HPA `shop/web-hpa` by `user` scaling `kind` `web`, with `labels`.
 fn hpa(operation: &str, user: &str, (api_version, kind): (&str, &str), labels: Value) -> Value {
-    let namespace = user.split(':').nth(2).unwrap_or("");
-    let groups = match user.starts_with("system:serviceaccount:") {
-        true => json!([
-            "system:serviceaccounts",
-            format!("system:serviceaccounts:{namespace}"),
-            "system:authenticated"
-        ]),
-        false => json!(["system:authenticated"]),
-    };
     let object = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "web-hpa", "namespace": "shop", "labels": labels},
         "spec": {"scaleTargetRef": {"apiVersion": api_version, "kind": kind, "name": "web"},
@@ -65,7 +31,7 @@ fn hpa(operation: &str, user: &str, (api_version, kind): (&str, &str), labels: V
         "requestKind": {"group": "autoscaling", "version": "v2", "kind": "HorizontalPodAutoscaler"},
         "requestResource": {"group": "autoscaling", "version": "v2", "resource": "horizontalpodautoscalers"},
         "name": "web-hpa", "namespace": "shop", "operation": operation,
-        "userInfo": {"username": user, "groups": groups}, "object": object.clone()});
+        "userInfo": {"username": user, "groups": groups_of(user)}, "object": object.clone()});
     if operation == "UPDATE" {
         request["oldObject"] = object;
     }
@@ -84,7 +50,13 @@ fn an_hpa_is_judged_as_a_scale_of_its_target_by_its_requester() {
     let deployments = ("apps/v1", "Deployment");
     let none = json!({});
     // request, settings, what the host holds, the denial's start (None: allowed), lookups
-    type Row<'a> = (Value, Value, Result<Value, &'a str>, Option<&'a str>, usize);
+    type Row<'a> = (
+        Value,
+        Value,
+        Result<Value, &'static str>,
+        Option<&'a str>,
+        usize,
+    );
     #[rustfmt::skip]
     let rows: Vec<Row> = vec![
         (hpa("CREATE", OTHER, deployments, none.clone()), settings("Owner"), Ok(owned.clone()),
@@ -103,25 +75,15 @@ fn an_hpa_is_judged_as_a_scale_of_its_target_by_its_requester() {
         (hpa("CREATE", OTHER, ("example.com/v1", "Widget"), none), settings("Owner"), Err("unread"), None, 0),
     ];
     for (request, settings, held, denial, lookups) in rows {
-        let host = Host {
-            held,
-            calls: Cell::new(0),
-        };
-        let payload =
-            serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-        let response = policy::validate_with(&payload, &host);
-        let message = response.message.clone().unwrap_or_default();
-        match denial {
-            None => assert!(response.accepted, "{request}: {message}"),
-            Some(start) => {
-                assert!(!response.accepted, "{request}");
-                assert!(message.starts_with(start), "{message}");
-                // the HPA's own denial is the HPA's; its target's says which HPA scales it
-                let through =
-                    " (HorizontalPodAutoscaler shop/web-hpa would scale Deployment shop/web)";
-                assert_eq!(message.ends_with(through), lookups > 0, "{message}");
-            }
-        }
-        assert_eq!(host.calls.get(), lookups, "{request}");
+        let host = Host::new(("apps/v1", "Deployment", "web", "shop"), vec![held]);
+        let message = judged_through(&host, &request, &settings, denial);
+        // the HPA's own denial is the HPA's; its target's says which HPA scales it
+        let through = " (HorizontalPodAutoscaler shop/web-hpa would scale Deployment shop/web)";
+        assert_eq!(
+            message.ends_with(through),
+            denial.is_some() && lookups > 0,
+            "{message}"
+        );
+        assert_eq!(host.calls(), lookups, "{request}");
     }
 }

@@ -3,36 +3,11 @@
 //! through the host (`src/binding.rs`): each row a `pods/binding` CREATE, what the host holds,
 //! the verdict and the number of lookups.
 
-use std::cell::Cell;
+mod common;
 
 use serde_json::{Value, json};
-use single_owner_policy::policy;
-use single_owner_policy::{Lookup, Parents};
 
-/// A host holding one Pod, or the error its lookup gets; it counts the lookups.
-struct Host {
-    held: Result<Value, &'static str>,
-    calls: Cell<usize>,
-}
-
-impl Parents for Host {
-    fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
-        self.calls.set(self.calls.get() + 1);
-        assert_eq!(
-            (
-                lookup.api_version,
-                lookup.kind,
-                lookup.name,
-                lookup.namespace
-            ),
-            ("v1", "Pod", "web-0", Some("shop"))
-        );
-        self.held
-            .clone()
-            .map(|held| held.to_string())
-            .map_err(str::to_owned)
-    }
-}
+use common::{Host, groups_of, judged_through};
 
 const INSTALLER: &str = "system:serviceaccount:shop:web-installer";
 const SCHEDULER: &str = "system:kube-scheduler";
@@ -46,14 +21,6 @@ fn pod(labels: Value) -> Value {
 
 /// A `pods/binding` CREATE of `shop/web-0` by `user`, its Binding carrying `metadata`.
 fn binding(user: &str, metadata: Value) -> Value {
-    let mut groups = vec!["system:authenticated".to_owned()];
-    if let Some(account) = user.strip_prefix("system:serviceaccount:") {
-        let namespace = account.split(':').next().unwrap();
-        groups.extend([
-            "system:serviceaccounts".to_owned(),
-            format!("system:serviceaccounts:{namespace}"),
-        ]);
-    }
     let mut metadata = metadata;
     metadata["name"] = json!("web-0");
     metadata["namespace"] = json!("shop");
@@ -63,7 +30,7 @@ fn binding(user: &str, metadata: Value) -> Value {
            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
            "subResource": "binding", "requestSubResource": "binding",
            "name": "web-0", "namespace": "shop", "operation": "CREATE",
-           "userInfo": {"username": user, "groups": groups},
+           "userInfo": {"username": user, "groups": groups_of(user)},
            "object": {"apiVersion": "v1", "kind": "Binding", "metadata": metadata,
                       "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}})
 }
@@ -77,7 +44,13 @@ fn a_binding_carrying_metadata_is_judged_as_a_write_of_its_pod() {
     let owned = pod(json!({"appID": "ClusterExtension.web"}));
     let zone = json!({"annotations": {"example.com/zone": "a"}});
     // request, settings, what the host holds, the denial's start (None: allowed), lookups
-    type Row<'a> = (Value, Value, Result<Value, &'a str>, Option<&'a str>, usize);
+    type Row<'a> = (
+        Value,
+        Value,
+        Result<Value, &'static str>,
+        Option<&'a str>,
+        usize,
+    );
     #[rustfmt::skip]
     let rows: Vec<Row> = vec![
         (binding("alice", zone.clone()), writes("Owner"), Ok(owned.clone()),
@@ -97,21 +70,8 @@ fn a_binding_carrying_metadata_is_judged_as_a_write_of_its_pod() {
          Some("label appID: binding denied"), 0),
     ];
     for (request, settings, held, denial, lookups) in rows {
-        let host = Host {
-            held,
-            calls: Cell::new(0),
-        };
-        let payload =
-            serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-        let response = policy::validate_with(&payload, &host);
-        let message = response.message.clone().unwrap_or_default();
-        match denial {
-            None => assert!(response.accepted, "{request}: {message}"),
-            Some(start) => {
-                assert!(!response.accepted, "{request}");
-                assert!(message.starts_with(start), "{message}");
-            }
-        }
-        assert_eq!(host.calls.get(), lookups, "{request}");
+        let host = Host::new(("v1", "Pod", "web-0", "shop"), vec![held]);
+        judged_through(&host, &request, &settings, denial);
+        assert_eq!(host.calls(), lookups, "{request}");
     }
 }

@@ -2,39 +2,11 @@
 //! (`src/scale.rs`): each row a `scale` UPDATE, what the host holds, the verdict and the number
 //! of lookups.
 
-use std::cell::Cell;
+mod common;
 
 use serde_json::{Value, json};
-use single_owner_policy::policy;
-use single_owner_policy::{Lookup, Parents};
 
-/// A host that answers its lookups in turn, from its cache first and past it then (the last
-/// answer again after the others); it counts the lookups.
-struct Host {
-    held: Vec<Result<Value, &'static str>>,
-    calls: Cell<usize>,
-}
-
-impl Parents for Host {
-    fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
-        let call = self.calls.get();
-        self.calls.set(call + 1);
-        assert_eq!(
-            (
-                lookup.api_version,
-                lookup.kind,
-                lookup.name,
-                lookup.namespace,
-                lookup.disable_cache
-            ),
-            ("apps/v1", "Deployment", "web", Some("shop"), call > 0)
-        );
-        self.held[call.min(self.held.len() - 1)]
-            .clone()
-            .map(|held| held.to_string())
-            .map_err(str::to_owned)
-    }
-}
+use common::{Host, groups_of, judged_through};
 
 const INSTALLER: &str = "system:serviceaccount:shop:web-installer";
 const HPA: &str = "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
@@ -55,14 +27,6 @@ fn recreated(mut deployment: Value) -> Value {
 /// A `scale` UPDATE of `group/resource` `shop/web` by `user`, as the API server sends it: both
 /// sides `Scale`s, which carry none of the target's labels.
 fn scale(user: &str, (group, resource): (&str, &str)) -> Value {
-    let mut groups = vec!["system:authenticated".to_owned()];
-    if let Some(account) = user.strip_prefix("system:serviceaccount:") {
-        let namespace = account.split(':').next().unwrap();
-        groups.extend([
-            "system:serviceaccounts".to_owned(),
-            format!("system:serviceaccounts:{namespace}"),
-        ]);
-    }
     let side = |replicas: u32| {
         json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
                "metadata": {"name": "web", "namespace": "shop", "uid": "d-1"},
@@ -74,7 +38,7 @@ fn scale(user: &str, (group, resource): (&str, &str)) -> Value {
            "requestResource": {"group": group, "version": "v1", "resource": resource},
            "subResource": "scale", "requestSubResource": "scale",
            "name": "web", "namespace": "shop", "operation": "UPDATE",
-           "userInfo": {"username": user, "groups": groups},
+           "userInfo": {"username": user, "groups": groups_of(user)},
            "object": side(5), "oldObject": side(2)})
 }
 
@@ -119,21 +83,8 @@ fn a_scale_is_judged_as_a_write_of_its_target() {
         (scale("alice", ("example.com", "widgets")), writes("Owner"), vec![Err("unread")], None, 0),
     ];
     for (request, settings, held, denial, lookups) in rows {
-        let host = Host {
-            held,
-            calls: Cell::new(0),
-        };
-        let payload =
-            serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-        let response = policy::validate_with(&payload, &host);
-        let message = response.message.clone().unwrap_or_default();
-        match denial {
-            None => assert!(response.accepted, "{request}: {message}"),
-            Some(start) => {
-                assert!(!response.accepted, "{request}");
-                assert!(message.starts_with(start), "{message}");
-            }
-        }
-        assert_eq!(host.calls.get(), lookups, "{request}");
+        let host = Host::new(("apps/v1", "Deployment", "web", "shop"), held);
+        judged_through(&host, &request, &settings, denial);
+        assert_eq!(host.calls(), lookups, "{request}");
     }
 }

@@ -4,12 +4,13 @@
 //! Each test file uses a part of it.
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::fmt;
 use std::ops::Deref;
 
 use serde_json::{Map, Value, json};
 use single_owner_policy::policy::{self, Payload, Verdict};
-use single_owner_policy::{Change, NoHost, Reason, Violation};
+use single_owner_policy::{Change, Lookup, NoHost, Parents, Reason, Violation};
 
 /// The label of the default appID shape: `ClusterExtension.<name>` or
 /// `Extension.<namespace>.<name>`.
@@ -441,4 +442,75 @@ impl Expect {
             );
         }
     }
+}
+
+/// A host holding one object for the lookups of a write judged from the object it writes (a
+/// `scale`'s target, a Binding's Pod, an HPA's target): it answers them in turn, from its cache
+/// first and past it then (the last answer again after the others), checks that each names
+/// `object` (`apiVersion`, kind, name, namespace), and counts them.
+pub struct Host {
+    object: (&'static str, &'static str, &'static str, &'static str),
+    held: Vec<Result<Value, &'static str>>,
+    calls: Cell<usize>,
+}
+
+impl Host {
+    pub fn new(
+        object: (&'static str, &'static str, &'static str, &'static str),
+        held: Vec<Result<Value, &'static str>>,
+    ) -> Host {
+        Host {
+            object,
+            held,
+            calls: Cell::new(0),
+        }
+    }
+
+    /// The lookups made.
+    pub fn calls(&self) -> usize {
+        self.calls.get()
+    }
+}
+
+impl Parents for Host {
+    fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
+        let call = self.calls.get();
+        self.calls.set(call + 1);
+        let (api_version, kind, name, namespace) = self.object;
+        assert_eq!(
+            (
+                lookup.api_version,
+                lookup.kind,
+                lookup.name,
+                lookup.namespace,
+                lookup.disable_cache
+            ),
+            (api_version, kind, name, Some(namespace), call > 0)
+        );
+        self.held[call.min(self.held.len() - 1)]
+            .clone()
+            .map(|held| held.to_string())
+            .map_err(str::to_owned)
+    }
+}
+
+/// The policy's response to `request` under `settings`, reading through `host`, checked to be
+/// an acceptance (`denial` `None`) or a denial whose message starts with `denial`; its message.
+pub fn judged_through(
+    host: &Host,
+    request: &Value,
+    settings: &Value,
+    denial: Option<&str>,
+) -> String {
+    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
+    let response = policy::validate_with(&payload, host);
+    let message = response.message.clone().unwrap_or_default();
+    match denial {
+        None => assert!(response.accepted, "{request}: {message}"),
+        Some(start) => {
+            assert!(!response.accepted, "{request}");
+            assert!(message.starts_with(start), "{message}");
+        }
+    }
+    message
 }
