@@ -11,11 +11,12 @@
 //! | naming another kind (a custom resource), or under `writes: Any`, or with no host | judged on the HPA alone |
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::control_plane;
 use crate::derivation::Lookup;
 use crate::request::{AdmissionRequest, Operation, SCALED};
+use crate::scale;
 use crate::settings::Settings;
 
 /// The group and kind of a HorizontalPodAutoscaler.
@@ -74,38 +75,28 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
 /// (the JSON the host read for `target`) by the same requester: an UPDATE of `…/scale` whose
 /// both sides are the target, judged like a `scale` read from its target ([`crate::scale`]).
 pub fn as_scale(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
-    let mut payload: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
-    let object: Value = serde_json::from_str(object)
-        .map_err(|error| format!("the {} read for the HPA is not JSON: {error}", target.kind))?;
     let (group, resource, ..) = SCALED
         .iter()
         .find(|(.., kind)| *kind == target.kind)
         .ok_or("the HPA's target is of no kind that is scaled")?;
-    let request = (payload.get_mut("request"))
-        .and_then(Value::as_object_mut)
-        .ok_or("the payload has no `request` object")?;
-    let (group_of, version) =
-        (target.api_version.rsplit_once('/')).unwrap_or(("", target.api_version));
-    let rewritten = [
-        (
-            "kind",
-            json!({"group": group_of, "version": version, "kind": target.kind}),
-        ),
-        (
-            "resource",
-            json!({"group": group, "version": version, "resource": resource}),
-        ),
-        ("subResource", json!("scale")),
-        ("operation", json!("UPDATE")),
-        ("name", json!(target.name)),
-        ("oldObject", object.clone()),
-        ("object", object),
-    ];
-    for (key, value) in rewritten {
-        request.insert(key.to_owned(), value);
-    }
-    request.remove("options");
-    serde_json::to_vec(&payload).map_err(|error| error.to_string())
+    let version = (target.api_version.rsplit_once('/')).map_or(target.api_version, |(_, v)| v);
+    let what = format!("the {} read for the HPA", target.kind);
+    scale::rewritten(text, object, &what, |request, object| {
+        scale::of_target(request, target, object);
+        let scaled = [
+            (
+                "resource",
+                json!({"group": group, "version": version, "resource": resource}),
+            ),
+            ("subResource", json!("scale")),
+            ("operation", json!("UPDATE")),
+            ("name", json!(target.name)),
+        ];
+        for (key, value) in scaled {
+            request.insert(key.to_owned(), value);
+        }
+        request.remove("options");
+    })
 }
 
 /// What a denial of the HPA's target says last: which HPA would scale it.

@@ -19,6 +19,7 @@ use crate::control_plane;
 use crate::derivation::Lookup;
 use crate::facts::{Entry, Facts, carries_a_mark};
 use crate::request::{AdmissionRequest, BINDING, BOUND, Operation};
+use crate::scale;
 use crate::settings::Settings;
 use crate::violation::Reason;
 
@@ -57,35 +58,26 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
 /// set on the Pod (`BindingREST.Create`, `setPodNodeAndMetadata`). The policy reads the result
 /// like any payload.
 pub fn as_update(text: &str, pod: &str) -> Result<Vec<u8>, String> {
-    let mut payload: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
-    let old: Value = serde_json::from_str(pod)
-        .map_err(|error| format!("the Pod read for the Binding is not JSON: {error}"))?;
-    let request = (payload.get_mut("request"))
-        .and_then(Value::as_object_mut)
-        .ok_or("the payload has no `request` object")?;
-    let metadata = (request.get("object"))
-        .and_then(|binding| binding.get("metadata"))
-        .cloned()
-        .unwrap_or_default();
-    let mut new = old.clone();
-    for field in ["labels", "annotations"] {
-        for (key, value) in metadata
-            .get(field)
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            new["metadata"][field][key] = value.clone();
+    scale::rewritten(text, pod, "the Pod read for the Binding", |request, old| {
+        let metadata = (request.get("object"))
+            .and_then(|binding| binding.get("metadata"))
+            .cloned()
+            .unwrap_or_default();
+        let mut new = old.clone();
+        for field in ["labels", "annotations"] {
+            let copied = metadata.get(field).and_then(Value::as_object);
+            for (key, value) in copied.into_iter().flatten() {
+                new["metadata"][field][key] = value.clone();
+            }
         }
-    }
-    request.insert(
-        "kind".to_owned(),
-        json!({"group": "", "version": "v1", "kind": "Pod"}),
-    );
-    request.insert("operation".to_owned(), json!("UPDATE"));
-    request.insert("oldObject".to_owned(), old);
-    request.insert("object".to_owned(), new);
-    serde_json::to_vec(&payload).map_err(|error| error.to_string())
+        request.insert(
+            "kind".to_owned(),
+            json!({"group": "", "version": "v1", "kind": "Pod"}),
+        );
+        request.insert("operation".to_owned(), json!("UPDATE"));
+        request.insert("oldObject".to_owned(), old);
+        request.insert("object".to_owned(), new);
+    })
 }
 
 /// Why a Binding is denied when its Pod cannot be read.

@@ -13,7 +13,7 @@
 //! | of another kind (a custom resource's `scale`) | not judged: no lookup names its kind |
 //! | under `writes: Any`, or with no host to read from (natively) | not judged |
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::control_plane;
 use crate::derivation::{Lookup, Parents};
@@ -88,16 +88,35 @@ fn uid_of(object: &str) -> Option<String> {
 /// (the JSON the host read for `target`) that keeps it as it is: the same request, its kind the
 /// target's, both sides the target. The policy reads the result like any payload.
 pub fn as_update(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
+    let what = format!("the {} read for the scale", target.kind);
+    rewritten(text, object, &what, |request, object| {
+        of_target(request, target, object)
+    })
+}
+
+/// The payload of a write judged from an object the host read (its text, and the JSON `read`
+/// of `what`), its request rewritten by `edit`, which is given the object read: a `scale`'s
+/// target here, a Binding's Pod ([`crate::binding`]), an HPA's target
+/// ([`crate::autoscaler`]). The policy reads the result like any payload.
+pub fn rewritten(
+    text: &str,
+    read: &str,
+    what: &str,
+    edit: impl FnOnce(&mut Map<String, Value>, Value),
+) -> Result<Vec<u8>, String> {
     let mut payload: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
-    let object: Value = serde_json::from_str(object).map_err(|error| {
-        format!(
-            "the {} read for the scale is not JSON: {error}",
-            target.kind
-        )
-    })?;
+    let read: Value =
+        serde_json::from_str(read).map_err(|error| format!("{what} is not JSON: {error}"))?;
     let request = (payload.get_mut("request"))
         .and_then(Value::as_object_mut)
         .ok_or("the payload has no `request` object")?;
+    edit(request, read);
+    serde_json::to_vec(&payload).map_err(|error| error.to_string())
+}
+
+/// `request` made about `target`, read as `object`: its kind the target's, both sides the
+/// target.
+pub fn of_target(request: &mut Map<String, Value>, target: &Lookup<'_>, object: Value) {
     let (group, version) =
         (target.api_version.rsplit_once('/')).unwrap_or(("", target.api_version));
     request.insert(
@@ -106,7 +125,6 @@ pub fn as_update(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8
     );
     request.insert("oldObject".to_owned(), object.clone());
     request.insert("object".to_owned(), object);
-    serde_json::to_vec(&payload).map_err(|error| error.to_string())
 }
 
 /// Why a `scale` UPDATE is denied when the object read for it, past the cache, is not the one
