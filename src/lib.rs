@@ -70,7 +70,7 @@ mod writes;
 
 pub use derivation::{Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
-pub use persisted::{PERSISTING, Persisted};
+pub use persisted::PERSISTING;
 pub use request::{BINDING, BOUND, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;
 pub use settings::Settings;

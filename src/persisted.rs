@@ -35,6 +35,18 @@ const ALL: Persisted = Persisted {
     owner_references: true,
 };
 
+/// All but the labels: a Deployment's status strategy resets them.
+const ALL_BUT_LABELS: Persisted = Persisted {
+    labels: false,
+    ..ALL
+};
+
+/// All but the ownerReferences: a Pod's status strategy resets them.
+const ALL_BUT_OWNER_REFERENCES: Persisted = Persisted {
+    owner_references: false,
+    ..ALL
+};
+
 /// None of them.
 const NONE: Persisted = Persisted {
     labels: false,
@@ -46,29 +58,13 @@ const NONE: Persisted = Persisted {
 /// The subresources whose writes persist metadata, as `(group, resource, subresource,
 /// persisted)`.
 pub const PERSISTING: [(&str, &str, &str, Persisted); 21] = [
-    (
-        "apps",
-        "deployments",
-        "status",
-        Persisted {
-            labels: false,
-            ..ALL
-        },
-    ),
+    ("apps", "deployments", "status", ALL_BUT_LABELS),
     ("apps", "statefulsets", "status", ALL),
     ("apps", "daemonsets", "status", ALL),
     ("apps", "replicasets", "status", ALL),
     ("batch", "jobs", "status", ALL),
     ("batch", "cronjobs", "status", ALL),
-    (
-        "",
-        "pods",
-        "status",
-        Persisted {
-            owner_references: false,
-            ..ALL
-        },
-    ),
+    ("", "pods", "status", ALL_BUT_OWNER_REFERENCES),
     ("", "services", "status", ALL),
     ("", "namespaces", "status", ALL),
     ("", "namespaces", "finalize", ALL),
@@ -128,18 +124,10 @@ mod tests {
 
     #[test]
     fn what_each_subresource_persists() {
-        let labels_reset = Persisted {
-            labels: false,
-            ..ALL
-        };
-        let owner_references_reset = Persisted {
-            owner_references: false,
-            ..ALL
-        };
         #[rustfmt::skip]
         let rows = [
-            ("apps", "deployments", "status", labels_reset),
-            ("", "pods", "status", owner_references_reset),
+            ("apps", "deployments", "status", ALL_BUT_LABELS),
+            ("", "pods", "status", ALL_BUT_OWNER_REFERENCES),
             ("apps", "statefulsets", "status", ALL),
             ("", "namespaces", "finalize", ALL),
             ("apiextensions.k8s.io", "customresourcedefinitions", "status", ALL),
@@ -167,14 +155,6 @@ mod tests {
             "annotations": {"n": "1"}, "finalizers": ["f"],
             "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "p", "uid": "u"}],
             "resourceVersion": "1"}, "status": {"s": 1}}"#;
-        let labels_reset = Persisted {
-            labels: false,
-            ..ALL
-        };
-        let owner_references_reset = Persisted {
-            owner_references: false,
-            ..ALL
-        };
         #[rustfmt::skip]
         let rows = [
             // the status and the fields the API server maintains are not the owner's
@@ -184,15 +164,15 @@ mod tests {
             (r#"{"metadata": {"name": "x", "labels": {"a": "2"}, "annotations": {"n": "1"}, "finalizers": ["f"],
                 "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "p", "uid": "u"}]}}"#, ALL, true),
             (r#"{"metadata": {"name": "x", "labels": {"a": "2"}, "annotations": {"n": "1"}, "finalizers": ["f"],
-                "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "p", "uid": "u"}]}}"#, labels_reset, false),
+                "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "p", "uid": "u"}]}}"#, ALL_BUT_LABELS, false),
             (r#"{"metadata": {"name": "x", "labels": {"a": "1"}, "annotations": {"n": "2"}, "finalizers": ["f"],
-                "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "p", "uid": "u"}]}}"#, labels_reset, true),
+                "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "p", "uid": "u"}]}}"#, ALL_BUT_LABELS, true),
             (r#"{"metadata": {"name": "x", "labels": {"a": "1"}, "annotations": {"n": "1"},
                 "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "p", "uid": "u"}]}}"#, ALL, true),
             (r#"{"metadata": {"name": "x", "labels": {"a": "1"}, "annotations": {"n": "1"}, "finalizers": ["f"]}}"#,
                 ALL, true),
             (r#"{"metadata": {"name": "x", "labels": {"a": "1"}, "annotations": {"n": "1"}, "finalizers": ["f"]}}"#,
-                owner_references_reset, false),
+                ALL_BUT_OWNER_REFERENCES, false),
             (r#"{"metadata": {"name": "y"}}"#, NONE, false),
         ];
         let old = metadata(stored);

@@ -11,7 +11,7 @@ use super::marks::{
     METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select, targets,
     templates_carry, writes_an_autoscaler,
 };
-use single_owner_policy::{BINDING, DECLARING_SUBRESOURCES, PERSISTING, Persisted, SCALED};
+use single_owner_policy::{BINDING, DECLARING_SUBRESOURCES, PERSISTING, SCALED};
 
 /// The condition, named: an UPDATE is sent when it changes a guarded mark or the offer, or
 /// under `writes: Owner` when the stored object carries a guarded mark.
@@ -65,12 +65,6 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
 /// little more than the policy judges (a Deployment's labels, a Pod's ownerReferences, which
 /// their status strategies reset) in one comparison.
 fn stores_a_change() -> Expr {
-    let every = Persisted {
-        labels: true,
-        annotations: true,
-        finalizers: true,
-        owner_references: true,
-    };
     and([
         atom("has(request.subResource)"),
         path_in(
@@ -78,7 +72,7 @@ fn stores_a_change() -> Expr {
                 .iter()
                 .map(|(group, resource, sub, _)| format!("{group}/{resource}/{sub}")),
         ),
-        metadata_differs(every),
+        metadata_differs(),
     ])
 }
 
@@ -97,11 +91,11 @@ fn path_in(paths: impl IntoIterator<Item = String>) -> Expr {
     )
 }
 
-/// Whether the metadata `persisted` names differs between the sides: labels and annotations
-/// as maps (`{}` where there are none) and finalizers as a list (`[]`), as the policy reads
-/// them; ownerReferences as sent, there or not. Each side's metadata is read once, bound by a
-/// one-element list (`{}` where a side has none).
-fn metadata_differs(persisted: Persisted) -> Expr {
+/// Whether the metadata a subresource may store differs between the sides: labels and
+/// annotations as maps (`{}` where there are none) and finalizers as a list (`[]`), as the
+/// policy reads them; ownerReferences as sent, there or not. Each side's metadata is read once,
+/// bound by a one-element list (`{}` where a side has none).
+fn metadata_differs() -> Expr {
     let or_empty = |side: &str, field: &str, empty: &str| {
         format!("(has({side}.{field}) ? {side}.{field} : {empty})")
     };
@@ -112,24 +106,16 @@ fn metadata_differs(persisted: Persisted) -> Expr {
             or_empty("after", field, empty)
         ))
     };
-    let fields = [
-        (persisted.labels, differs("labels", "{}")),
-        (persisted.annotations, differs("annotations", "{}")),
-        (persisted.finalizers, differs("finalizers", "[]")),
-        (
-            persisted.owner_references,
-            or([
-                atom("has(before.ownerReferences) != has(after.ownerReferences)"),
-                and([
-                    atom("has(before.ownerReferences)"),
-                    atom("before.ownerReferences != after.ownerReferences"),
-                ]),
-            ]),
-        ),
-    ];
-    let differs = or(fields
-        .into_iter()
-        .filter_map(|(stored, differs)| stored.then_some(differs)));
+    let differs = or([
+        differs("labels", "{}"),
+        differs("annotations", "{}"),
+        differs("finalizers", "[]"),
+        atom("has(before.ownerReferences) != has(after.ownerReferences)"),
+        and([
+            atom("has(before.ownerReferences)"),
+            atom("before.ownerReferences != after.ownerReferences"),
+        ]),
+    ]);
     let metadata = |side: &str| {
         Expr::List(vec![Expr::Cond(
             Box::new(and([
