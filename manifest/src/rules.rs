@@ -21,14 +21,16 @@ pub const SUBRESOURCES: [(&str, &str); 9] = [
 const SUBRESOURCES_COMMENT: &str = "\
 # Status writes of most built-in kinds persist metadata changes (a Pod's, a Namespace's, …),
 # and so do a Namespace's finalize and a CSR's approval: they are judged when they change
-# an owner mark (label or annotation) or the offer (see docs/control-plane.md, \"Subresources\").
+# an owner mark (label or annotation) or the offer, and under `writes: Owner` when they change
+# metadata their strategy stores (see docs/control-plane.md, \"Subresources\").
 # A Pod's ephemeral containers and resources, and the scale of the built-in workloads (judged
 # from the object the policy reads), are owner writes under `writes: Owner`.";
 
 /// Why Bindings are sent, above their rule (a wildcard version, which the audit scanner skips).
 const BINDING_COMMENT: &str = "\
 # The API server copies a Binding's labels and annotations onto its Pod: one that carries an
-# owner mark is denied (see docs/rules.md, \"Subresources that write what an owner declared\").";
+# owner mark is denied, and under `writes: Owner` one that carries others is judged as a write
+# of its Pod (see docs/rules.md, \"Subresources that write what an owner declared\").";
 
 /// The kinds, at `v1`, whose CREATEs are named so that Kubewarden's audit scanner replays their
 /// objects, as `(API group, resources)`.
