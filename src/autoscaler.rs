@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::control_plane;
-use crate::derivation::Lookup;
+use crate::derivation::{Lookup, Parents};
+use crate::reach::{self, Reach, Reached, Refusal};
 use crate::request::{AdmissionRequest, Operation, SCALED};
 use crate::scale;
 use crate::settings::Settings;
@@ -41,10 +42,30 @@ struct Reference<'a> {
     name: &'a str,
 }
 
+/// An HPA's write reaches the object it scales (see the table): read, and the write rewritten
+/// as the `scale` of it by the HPA's requester.
+pub fn reach<'a>(
+    text: &str,
+    request: &'a AdmissionRequest<'a>,
+    settings: &Settings,
+    parents: &dyn Parents,
+) -> Reach {
+    let target = target(request, settings)?;
+    let because = scales(request, &target);
+    let object = match parents.get(&target) {
+        Ok(object) => object,
+        Err(error) => {
+            let why = scale::unreadable(&target, &error) + &because;
+            return Some(Err(Refusal::Denied(why)));
+        }
+    };
+    Some(as_scale(text, &target, &object).map(|payload| Reached { payload, because }))
+}
+
 /// The target to read, when the request is an HPA's CREATE or UPDATE whose `scaleTargetRef`
 /// the policy judges: under `writes: Owner`, of a kind of [`SCALED`], by a requester the
 /// control plane's table does not trust with it.
-pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<Lookup<'a>> {
+fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<Lookup<'a>> {
     if !settings.judges_writes()
         || !matches!(request.operation, Operation::Create | Operation::Update)
         || request.is_subresource()
@@ -74,14 +95,16 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
 /// The payload of an HPA's write (its text), rewritten as the `scale` of its target `object`
 /// (the JSON the host read for `target`) by the same requester: an UPDATE of `…/scale` whose
 /// both sides are the target, judged like a `scale` read from its target ([`crate::scale`]).
-pub fn as_scale(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
+fn as_scale(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, Refusal> {
     let (group, resource, ..) = SCALED
         .iter()
         .find(|(.., kind)| *kind == target.kind)
-        .ok_or("the HPA's target is of no kind that is scaled")?;
+        .ok_or_else(|| {
+            Refusal::Unreadable("the HPA's target is of no kind that is scaled".into())
+        })?;
     let version = (target.api_version.rsplit_once('/')).map_or(target.api_version, |(_, v)| v);
     let what = format!("the {} read for the HPA", target.kind);
-    scale::rewritten(text, object, &what, |request, object| {
+    reach::rewritten(text, object, &what, |request, object| {
         scale::of_target(request, target, object);
         let scaled = [
             (
@@ -100,7 +123,7 @@ pub fn as_scale(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>
 }
 
 /// What a denial of the HPA's target says last: which HPA would scale it.
-pub fn scales(request: &AdmissionRequest<'_>, target: &Lookup<'_>) -> String {
+fn scales(request: &AdmissionRequest<'_>, target: &Lookup<'_>) -> String {
     format!(
         " (HorizontalPodAutoscaler {}/{} would scale {} {}/{})",
         request.namespace,

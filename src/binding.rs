@@ -16,10 +16,10 @@
 use serde_json::{Value, json};
 
 use crate::control_plane;
-use crate::derivation::Lookup;
+use crate::derivation::{Lookup, Parents};
 use crate::facts::{Entry, Facts, carries_a_mark};
+use crate::reach::{self, Reach, Reached, Refusal};
 use crate::request::{AdmissionRequest, BINDING, BOUND, Operation};
-use crate::scale;
 use crate::settings::Settings;
 use crate::violation::Reason;
 
@@ -30,11 +30,30 @@ pub fn rule<'a>(facts: &Facts<'a>, entry: &Entry<'a>) -> Option<Reason<'a>> {
     (carried && binding).then_some(Reason::ThroughBinding)
 }
 
+/// A Binding reaches its Pod (see the table): read, and the Binding rewritten as the Pod's
+/// UPDATE.
+pub fn reach<'a>(
+    text: &str,
+    request: &'a AdmissionRequest<'a>,
+    settings: &Settings,
+    parents: &dyn Parents,
+) -> Reach {
+    let pod = target(request, settings)?;
+    let object = match parents.get(&pod) {
+        Ok(object) => object,
+        Err(error) => return Some(Err(Refusal::Denied(unreadable(&pod, &error)))),
+    };
+    Some(as_update(text, &object).map(|payload| Reached {
+        payload,
+        because: String::new(),
+    }))
+}
+
 /// The Pod to read, when the request is a Binding the policy judges as a write of its Pod:
 /// under `writes: Owner`, a `pods/binding` CREATE whose Binding carries labels or annotations
 /// but no mark (a mark is denied without reading), by a requester the control plane's table
 /// does not trust with it.
-pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<Lookup<'a>> {
+fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<Lookup<'a>> {
     let binding = request.object.as_ref()?;
     let metadata = &binding.metadata;
     let judged = settings.judges_writes()
@@ -57,8 +76,8 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
 /// JSON the host read) that the API server makes of it: the Binding's labels and annotations
 /// set on the Pod (`BindingREST.Create`, `setPodNodeAndMetadata`). The policy reads the result
 /// like any payload.
-pub fn as_update(text: &str, pod: &str) -> Result<Vec<u8>, String> {
-    scale::rewritten(text, pod, "the Pod read for the Binding", |request, old| {
+fn as_update(text: &str, pod: &str) -> Result<Vec<u8>, Refusal> {
+    reach::rewritten(text, pod, "the Pod read for the Binding", |request, old| {
         let metadata = (request.get("object"))
             .and_then(|binding| binding.get("metadata"))
             .cloned()
@@ -81,7 +100,7 @@ pub fn as_update(text: &str, pod: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Why a Binding is denied when its Pod cannot be read.
-pub fn unreadable(target: &Lookup<'_>, error: &str) -> String {
+fn unreadable(target: &Lookup<'_>, error: &str) -> String {
     format!(
         "cannot judge the Binding of Pod {}/{} under writes: Owner: reading the Pod failed \
          ({error}); grant policy-server's service account get on pods (see docs/deploying.md, \

@@ -265,7 +265,7 @@ impl<'p> Derivation<'p> {
 /// Whether the host's error says the object does not exist: the API server's not-found status
 /// (`reason: NotFound`, its message `<resource> "<name>" not found`, apimachinery
 /// `errors.NewNotFound`), as kube-rs writes it into the error policy-server hands the guest.
-fn is_not_found(error: &str) -> bool {
+pub fn is_not_found(error: &str) -> bool {
     error.contains("NotFound") || error.ends_with(" not found") || error.contains(" not found:")
 }
 

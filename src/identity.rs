@@ -157,6 +157,22 @@ impl Acting {
         })
     }
 
+    /// Whether the requester writes (`Own` or `Write`) for every owner id that holds
+    /// `separator`, if any: it is bound to a pattern of wildcards alone (`*`), or of wildcards
+    /// around that separator (`*/*`).
+    pub fn writes_for_every(&self, separator: Option<char>) -> bool {
+        let around = separator.map(String::from);
+        self.patterns.iter().any(|(level, pattern)| {
+            let literals = &pattern.literals;
+            matches!(level, Access::Own | Access::Write)
+                && (literals.iter().all(String::is_empty)
+                    || (literals.len() == 3
+                        && literals[0].is_empty()
+                        && literals[2].is_empty()
+                        && Some(&literals[1]) == around.as_ref()))
+        })
+    }
+
     /// The owner patterns bound with `access`.
     fn bound(&self, access: Access) -> impl Iterator<Item = &OwnerPattern> {
         self.patterns

@@ -33,14 +33,20 @@
 //! │   └── audit (one_owner)    the audit replay
 //! └── mutation                 stamping, and removing a consumed offer
 //! decision  (the rules above, control_plane)   reads once and composes the rules
-//! scale     (request, control_plane, derivation, settings)   a `scale` write read as its target's
-//! policy    (decision, and request, mutation, scale, settings, violation)   exemptions and
+//! reach                        a write rewritten as one of the object it reaches
+//! scale     (reach, request, control_plane, derivation, settings)   a `scale` write read as its
+//!                              target's; an HPA's (autoscaler) as its target's `scale`
+//! children  (reach, facts, derivation, identity, …)   an unmarked child's write as one of its
+//!                              first marked controller's owner
+//! policy    (decision, the reaches above, request, mutation, settings, violation)
+//!                              exemptions, the writes that reach other objects, and
 //!                              Kubewarden's responses, at the edge
 //! ```
 
 mod audit;
 mod autoscaler;
 mod binding;
+mod children;
 pub mod control_plane;
 mod decision;
 mod deletion;
@@ -58,6 +64,7 @@ mod one_owner;
 mod owner;
 mod persisted;
 pub mod policy;
+mod reach;
 mod request;
 mod requester;
 mod scale;
@@ -68,6 +75,7 @@ mod transition;
 mod violation;
 mod writes;
 
+pub use children::CONTROLLERS;
 pub use derivation::{Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
 pub use persisted::PERSISTING;

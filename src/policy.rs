@@ -12,10 +12,12 @@ use std::collections::HashMap;
 
 use crate::autoscaler;
 use crate::binding;
+use crate::children;
 use crate::decision::{self, Decision};
-use crate::derivation::{Lookup, NoHost, Parents};
+use crate::derivation::{NoHost, Parents};
 use crate::error_path;
 use crate::mutation;
+use crate::reach::{Reach, Reached, Refusal};
 use crate::request::{AdmissionRequest, null_as_default};
 use crate::scale;
 use crate::settings::Settings;
@@ -41,67 +43,70 @@ pub fn answer(payload: &[u8], parents: &dyn Parents) -> serde_json::Result<Vec<u
 }
 
 /// Evaluates a `validate` payload, reading controllers through `parents` when the rules ask.
-/// Under `writes: Owner` a `scale` UPDATE is judged as an UPDATE of its target ([`scale`]), and
-/// a Binding carrying labels or annotations as the UPDATE of its Pod ([`binding`]), each read
-/// through `parents`.
+/// A write the rules allow is then judged as a write of each object it reaches
+/// ([`REACHES`]), read through `parents`.
 pub fn validate_with(payload: &[u8], parents: &dyn Parents) -> ValidationResponse {
     let parsed = match Payload::parse(payload) {
         Ok(parsed) => parsed,
         Err(error) => return Verdict::Unreadable(error).response(),
     };
-    let ValidatePayload { request, settings } = &parsed.parsed;
-    if !parents.reads() {
-        return parsed.verdict(parents).response();
+    let own = parsed.verdict(parents).response();
+    if !own.accepted || !parents.reads() {
+        return own;
     }
-    let update = if let Some(target) = scale::target(request, settings) {
-        scale::read(parents, request, &target)
-            .map(|object| scale::as_update(parsed.text, &target, &object))
-    } else if let Some(pod) = binding::target(request, settings) {
-        (parents.get(&pod))
-            .map(|object| binding::as_update(parsed.text, &object))
-            .map_err(|error| binding::unreadable(&pod, &error))
-    } else if let Some(target) = autoscaler::target(request, settings) {
-        return scaled_by_an_autoscaler(&parsed, parents, &target);
-    } else {
-        return parsed.verdict(parents).response();
-    };
-    match update {
-        Ok(Ok(update)) => validate_with(&update, parents),
-        Ok(Err(why)) => Verdict::Unreadable(why).response(),
-        Err(why) => reject(why, DENIED),
+    let ValidatePayload { request, settings } = &parsed.parsed;
+    let reached = (REACHES.iter()).find_map(|reach| reach(parsed.text, request, settings, parents));
+    match reached {
+        None => own,
+        Some(Ok(Reached { payload, because })) => {
+            let judged = validate_with(&payload, parents);
+            match (judged.accepted, judged.message) {
+                (false, Some(message)) => {
+                    let lines: Vec<String> = (message.lines())
+                        .map(|line| format!("{line}{because}"))
+                        .collect();
+                    reject(lines.join("\n"), judged.code.unwrap_or(DENIED))
+                }
+                (false, None) => reject(because, judged.code.unwrap_or(DENIED)),
+                (true, _) => with_notes(own, judged.warnings, judged.audit_annotations),
+            }
+        }
+        Some(Err(Refusal::Denied(why))) => reject(why, DENIED),
+        Some(Err(Refusal::Unreadable(why))) => Verdict::Unreadable(why).response(),
     }
 }
 
-/// An HPA's write, judged on the HPA, then as the `scale` of its target by its requester
-/// ([`autoscaler`]): a denial of the target says, at the end of each line, which HPA would
-/// scale what.
-fn scaled_by_an_autoscaler<'a>(
-    parsed: &'a Payload<'a>,
-    parents: &dyn Parents,
-    target: &Lookup<'_>,
+/// The writes that reach another object, which the host reads, in the order they are tried:
+/// a `scale` its target, a Binding its Pod, an HPA what it scales, a write of an unmarked
+/// object its controllers' owner. A request reaches one at most.
+const REACHES: [Reaching; 4] = [
+    scale::reach,
+    binding::reach,
+    autoscaler::reach,
+    children::reach,
+];
+
+/// A write's reach: its payload's text, the request read from it, the settings, the host.
+type Reaching = for<'a> fn(&str, &'a AdmissionRequest<'a>, &Settings, &dyn Parents) -> Reach;
+
+/// `own`, an acceptance, with the warnings and audit annotations of the acceptance of what
+/// the request reaches (an exempt requester's, which say what it bypassed there).
+fn with_notes(
+    mut own: ValidationResponse,
+    warnings: Option<Vec<String>>,
+    annotations: Option<HashMap<String, String>>,
 ) -> ValidationResponse {
-    let own = parsed.verdict(parents).response();
-    if !own.accepted {
-        return own;
+    if let Some(warnings) = warnings {
+        own.warnings.get_or_insert_default().extend(warnings);
     }
-    let scales = autoscaler::scales(&parsed.parsed.request, target);
-    let judged = match parents.get(target) {
-        Ok(object) => match autoscaler::as_scale(parsed.text, target, &object) {
-            Ok(scale) => validate_with(&scale, parents),
-            Err(why) => return Verdict::Unreadable(why).response(),
-        },
-        Err(error) => return reject(scale::unreadable(target, &error) + &scales, DENIED),
-    };
-    match (judged.accepted, judged.message) {
-        (false, Some(message)) => {
-            let lines: Vec<String> = message
-                .lines()
-                .map(|line| format!("{line}{scales}"))
-                .collect();
-            reject(lines.join("\n"), judged.code.unwrap_or(DENIED))
-        }
-        _ => own,
+    for (key, value) in annotations.into_iter().flatten() {
+        let notes = own.audit_annotations.get_or_insert_default();
+        notes
+            .entry(key)
+            .and_modify(|note| *note = format!("{note}; {value}"))
+            .or_insert(value);
     }
+    own
 }
 
 /// A `validate` payload, read.

@@ -17,13 +17,33 @@ use serde_json::{Map, Value, json};
 
 use crate::control_plane;
 use crate::derivation::{Lookup, Parents};
+use crate::reach::{self, Reach, Reached, Refusal};
 use crate::request::{AdmissionRequest, Object, Operation, SCALED};
 use crate::settings::Settings;
+
+/// A `scale` UPDATE reaches its target (see the table): read, and the write rewritten as an
+/// UPDATE of it.
+pub fn reach<'a>(
+    text: &str,
+    request: &'a AdmissionRequest<'a>,
+    settings: &Settings,
+    parents: &dyn Parents,
+) -> Reach {
+    let target = target(request, settings)?;
+    let object = match read(parents, request, &target) {
+        Ok(object) => object,
+        Err(why) => return Some(Err(Refusal::Denied(why))),
+    };
+    Some(as_update(text, &target, &object).map(|payload| Reached {
+        payload,
+        because: String::new(),
+    }))
+}
 
 /// The target to read, when the request is a `scale` UPDATE the policy judges by its target:
 /// under `writes: Owner`, of a kind of [`SCALED`], by a requester the control plane's table does
 /// not trust with it.
-pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<Lookup<'a>> {
+fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<Lookup<'a>> {
     if !settings.judges_writes()
         || request.operation != Operation::Update
         || *request.sub_resource != *"scale"
@@ -48,7 +68,7 @@ pub fn target<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Opt
 /// of: the registries copy the target's `uid` into the Scale (`scaleFromDeployment` and the
 /// like), and a read that gives another uid (a cached object since deleted and created again
 /// under its name) is made once more past the cache. Why the write cannot be judged, otherwise.
-pub fn read(
+fn read(
     parents: &dyn Parents,
     request: &AdmissionRequest<'_>,
     target: &Lookup<'_>,
@@ -87,31 +107,11 @@ fn uid_of(object: &str) -> Option<String> {
 /// The payload of a `scale` UPDATE (its text), rewritten as the UPDATE of its target `object`
 /// (the JSON the host read for `target`) that keeps it as it is: the same request, its kind the
 /// target's, both sides the target. The policy reads the result like any payload.
-pub fn as_update(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, String> {
+fn as_update(text: &str, target: &Lookup<'_>, object: &str) -> Result<Vec<u8>, Refusal> {
     let what = format!("the {} read for the scale", target.kind);
-    rewritten(text, object, &what, |request, object| {
+    reach::rewritten(text, object, &what, |request, object| {
         of_target(request, target, object)
     })
-}
-
-/// The payload of a write judged from an object the host read (its text, and the JSON `read`
-/// of `what`), its request rewritten by `edit`, which is given the object read: a `scale`'s
-/// target here, a Binding's Pod ([`crate::binding`]), an HPA's target
-/// ([`crate::autoscaler`]). The policy reads the result like any payload.
-pub fn rewritten(
-    text: &str,
-    read: &str,
-    what: &str,
-    edit: impl FnOnce(&mut Map<String, Value>, Value),
-) -> Result<Vec<u8>, String> {
-    let mut payload: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
-    let read: Value =
-        serde_json::from_str(read).map_err(|error| format!("{what} is not JSON: {error}"))?;
-    let request = (payload.get_mut("request"))
-        .and_then(Value::as_object_mut)
-        .ok_or("the payload has no `request` object")?;
-    edit(request, read);
-    serde_json::to_vec(&payload).map_err(|error| error.to_string())
 }
 
 /// `request` made about `target`, read as `object`: its kind the target's, both sides the

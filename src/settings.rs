@@ -9,7 +9,7 @@ use serde::Deserialize;
 mod check;
 mod parents;
 
-pub use parents::ParentKind;
+pub use parents::{ParentKind, group_of};
 
 use check::{
     check_identity, check_label_key, check_names, check_objects, check_owner_mark,

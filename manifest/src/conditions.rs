@@ -36,7 +36,8 @@
 //! | UPDATE, object or subresource | a mark's claim or the offer differs between the sides | a guarded mark or the offer differs: set on one side only, or to another value |
 //! | UPDATE of the object, workload kinds | also when a mark's claim in a template differs between the sides | also when a guarded mark of `spec.template`, `spec.jobTemplate` or `spec.jobTemplate.spec.template` differs (labels and annotations alike), or when either side's `spec.volumeClaimTemplates` or ephemeral volume claim templates carry one |
 //! | UPDATE of the object, or of `pods/ephemeralcontainers` and `pods/resize`, `writes: Owner` | also when it keeps an owner, on the object or in a template of the object | also when the stored object carries a guarded mark, or (the object itself) one of its templates does |
-//! | DELETE of the object, `writes: Owner` | the stored object names an owner under a guarded mark, or a template of it does | the stored object carries a guarded mark, or it is of a workload kind |
+//! | UPDATE of the object, of `pods/ephemeralcontainers` and `pods/resize`, or of a subresource that stores metadata, `writes: Owner` | also when the stored object carries no mark and the first marked controller up its chain names an owner (`src/children.rs`) | also when the stored object has a controller of a workload kind or of `parentKinds` (by kind), through a subresource that stores metadata when that differs |
+//! | DELETE of the object, `writes: Owner` | the stored object names an owner under a guarded mark, or a template of it does, or the first marked controller up its chain does | the stored object carries a guarded mark, or it is of a workload kind, or it has a controller of a workload kind or of `parentKinds` |
 //! | DELETE otherwise, CONNECT | never | never |
 //!
 //! The workload kinds and their templates, as `src/template.rs` reads them — on writes of the
@@ -121,7 +122,7 @@ mod update;
 use single_owner_policy::{MarkPlace, Settings};
 
 use expr::{Expr, and, atom, or, render, strings};
-use marks::{ANNOTATIONS, LABELS, OLD, carries, kind_is, not_subresource};
+use marks::{ANNOTATIONS, LABELS, OLD, carries, controlled, kind_is, not_subresource};
 use single_owner_policy::template::TEMPLATES;
 
 pub use expr::quote;
@@ -222,9 +223,14 @@ fn operations(settings: &Settings) -> Vec<(&'static str, Expr)> {
     ];
     if settings.judges_writes() {
         // The stored object's marks; a workload's DELETE whatever its templates carry (it
-        // claims through them), which a kind test says in fewer characters than reading them.
+        // claims through them), which a kind test says in fewer characters than reading them;
+        // an unmarked child of a workload, judged by its chain.
         let workloads = or(TEMPLATES.iter().map(|(kinds, _)| kind_is(kinds)));
-        let owned = or([carries(OLD, &keys, None), workloads]);
+        let owned = or([
+            carries(OLD, &keys, None),
+            workloads,
+            controlled(OLD, settings),
+        ]);
         let delete = and([not_subresource(), owned]);
         conditions.push((
             "delete-of-owned-object",

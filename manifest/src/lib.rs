@@ -10,7 +10,7 @@
 pub mod conditions;
 mod rules;
 
-use single_owner_policy::{BOUND, SCALED, Settings};
+use single_owner_policy::{BOUND, CONTROLLERS, SCALED, Settings};
 
 pub use conditions::{MatchCondition, match_conditions};
 pub use rules::{SUBRESOURCES, rules_yaml};
@@ -264,11 +264,13 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
 }
 
 /// The kinds the policy reads, as the `contextAwareResources` Kubewarden grants lookups of:
-/// those of `parentKinds`, and under `writes: Owner` the targets of `scale` writes.
+/// those of `parentKinds`, and under `writes: Owner` the targets of `scale` writes, the Pods of
+/// Bindings and the controllers of unmarked children.
 fn context_aware_resources(settings: &Settings) -> String {
     let mut yaml = String::from(
         "  # The objects the policy reads (the controllers of `parentKinds`; under `writes: Owner`,\n  \
-         # the targets of scale writes); policy-server's service account needs get on them (see\n  \
+         # the targets of scale writes, the Pods of Bindings and the controllers of unmarked\n  \
+         # children); policy-server's service account needs get on them (see\n  \
          # docs/deploying.md, \"Derived objects\").\n  \
          contextAwareResources:\n",
     );
@@ -289,7 +291,7 @@ pub fn lookup_kinds(settings: &Settings) -> Vec<(&str, &str)> {
         let read = SCALED
             .iter()
             .map(|(_, _, api_version, kind)| (*api_version, *kind));
-        for (api_version, kind) in read.chain([BOUND]) {
+        for (api_version, kind) in read.chain([BOUND]).chain(CONTROLLERS) {
             if !kinds.contains(&(api_version, kind)) {
                 kinds.push((api_version, kind));
             }

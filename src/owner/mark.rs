@@ -140,6 +140,17 @@ impl OwnerMark {
         }
     }
 
+    /// The character every owner id of this mark holds, if one does: `/` between a pair's
+    /// namespace and name, `.` after a kind; none in an opaque id or an Argo CD app.
+    pub fn id_separator(&self) -> Option<char> {
+        match self.shape() {
+            Shape::NamespacePair => Some('/'),
+            Shape::KindPair => Some('.'),
+            Shape::Single if self.has_kinds() => Some('.'),
+            Shape::Single | Shape::Tracking => None,
+        }
+    }
+
     /// The keys this mark guards, with the setting that names each.
     pub fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
         std::iter::once((self.place.as_str(), self.key.as_str()))

@@ -497,7 +497,7 @@ impl Parents for Host {
 /// The policy's response to `request` under `settings`, reading through `host`, checked to be
 /// an acceptance (`denial` `None`) or a denial whose message starts with `denial`; its message.
 pub fn judged_through(
-    host: &Host,
+    host: &dyn Parents,
     request: &Value,
     settings: &Value,
     denial: Option<&str>,

@@ -34,8 +34,8 @@
 //! scope), `writes.rs` (3: `writes: Owner`), `stamping.rs` (4), `answers.rs` (6, 7: the answer's
 //! shape, order and repetition), `service_accounts.rs` (8), `audit.rs` (9), `control_plane.rs`
 //! (10, 12), `look_alikes.rs` (11), `templates.rs` (13), `deletions.rs` (14), `marks.rs` (15–18:
-//! one owner across marks, offers across marks, an offer as its own mark's), `derivation.rs` (19)
-//! and `bindings.rs` (20).
+//! one owner across marks, offers across marks, an offer as its own mark's), `derivation.rs` (19),
+//! `bindings.rs` (20) and `children.rs` (21).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -48,6 +48,7 @@ mod trust;
 mod answers;
 mod audit;
 mod bindings;
+mod children;
 mod control_plane;
 mod deletions;
 mod derivation;

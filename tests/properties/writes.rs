@@ -218,7 +218,7 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
 /// UPDATEs that keep an owner, DELETEs and status writes of owned objects under `writes: Owner`;
 /// some of them status writes that add an owner beside the one kept, some writes of objects
 /// whose stored owner predates the policy.
-fn owned_writes() -> impl Strategy<Value = Case> {
+pub(crate) fn owned_writes() -> impl Strategy<Value = Case> {
     let writes = scenario(Mix {
         operations: &[(4, Op::Update), (4, Op::Delete), (2, Op::Status)],
         moves: &[

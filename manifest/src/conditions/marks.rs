@@ -2,6 +2,7 @@
 //! null-safely on either side of a request, and the workload kinds whose templates are read.
 
 use single_owner_policy::template::{Place, TEMPLATES};
+use single_owner_policy::{CONTROLLERS, Settings};
 
 use super::Keys;
 use super::expr::{Expr, and, atom, or, quote, strings};
@@ -137,4 +138,34 @@ pub(super) fn templates_carry(side: &str, keys: &Keys) -> Expr {
             or(places.iter().map(|place| place_carries(side, place, keys))),
         ])
     }))
+}
+
+/// Whether `side` has a controller (an owner reference with `controller: true`) of one of
+/// the kinds whose unmarked children the policy judges by their chain under `writes: Owner`:
+/// Kubernetes' workloads ([`CONTROLLERS`]) and `parentKinds`, by kind alone (any group: more
+/// than the policy follows, never less).
+pub(super) fn controlled(side: &str, settings: &Settings) -> Expr {
+    let mut kinds: Vec<&str> = CONTROLLERS.iter().map(|(_, kind)| *kind).collect();
+    for parent in &settings.parent_kinds {
+        if !kinds.contains(&parent.kind.as_str()) {
+            kinds.push(&parent.kind);
+        }
+    }
+    let references = [METADATA, "ownerReferences"];
+    and([
+        atom(format!("{side} != null")),
+        present(side, &references),
+        Expr::Exists(
+            Box::new(atom(select(side, &references))),
+            "reference".to_owned(),
+            Box::new(and([
+                atom("has(reference.controller)"),
+                atom("reference.controller"),
+                atom(format!(
+                    "reference.kind in {}",
+                    strings(kinds.iter()).flat()
+                )),
+            ])),
+        ),
+    ])
 }

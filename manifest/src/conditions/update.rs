@@ -1,6 +1,7 @@
 //! The UPDATE condition: a guarded mark or the offer differs between the sides, in the object's
 //! metadata or in a workload's templates; under `writes: Owner`, also the stored object carries
-//! a guarded mark (written through a subresource: when it changes what the subresource stores).
+//! a guarded mark (written through a subresource: when it changes what the subresource stores),
+//! or a workload's controller reference (an unmarked child, judged by its chain).
 
 use single_owner_policy::Settings;
 use single_owner_policy::template::{Place, TEMPLATES};
@@ -8,8 +9,8 @@ use single_owner_policy::template::{Place, TEMPLATES};
 use super::Keys;
 use super::expr::{Expr, and, atom, or, quote, strings};
 use super::marks::{
-    METADATA, NEW, OLD, carries, kind_is, not_subresource, place_carries, present, select, targets,
-    templates_carry, writes_an_autoscaler,
+    METADATA, NEW, OLD, carries, controlled, kind_is, not_subresource, place_carries, present,
+    select, targets, templates_carry, writes_an_autoscaler,
 };
 use single_owner_policy::{BINDING, DECLARING_SUBRESOURCES, PERSISTING, SCALED};
 
@@ -24,17 +25,20 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
         .collect();
     match writes {
         false => update.push(and([not_subresource(), templates_differ(keys)])),
-        // The stored object's mark, or a template on either side: a template that carries a
-        // guarded mark on neither side cannot change one, so this sends every template change
-        // `templates_differ` would, in fewer characters. Templates are read on writes of the
-        // object itself; a subresource that writes what its owner declared, on its mark.
+        // The stored object's mark, or its controller (an unmarked child is judged by its
+        // chain), written or through a subresource that writes what its owner declared or
+        // stores a change of its metadata; or a template on either side, on writes of the
+        // object itself: a template that carries a guarded mark on neither side cannot change
+        // one, so this sends every template change `templates_differ` would, in fewer
+        // characters.
         true => {
-            let templates = or([templates_carry(OLD, keys), templates_carry(NEW, keys)]);
-            let owned = or([carries(OLD, keys, None), templates]);
-            update.push(and([not_subresource(), owned]));
             let declaring =
                 or(DECLARING_SUBRESOURCES.map(|(resource, sub)| targets("", resource, sub)));
-            update.push(and([declaring, carries(OLD, keys, None)]));
+            let writes_it = or([not_subresource(), declaring, stores_a_change()]);
+            let owned = or([carries(OLD, keys, None), controlled(OLD, settings)]);
+            update.push(and([writes_it, owned]));
+            let templates = or([templates_carry(OLD, keys), templates_carry(NEW, keys)]);
+            update.push(and([not_subresource(), templates]));
             // A `scale` carries none of its target's marks: the policy reads the target. A
             // Binding's UPDATE, which the API server never sends, the policy judges as the
             // write of its Pod (it rewrites a Binding's CREATE so).
@@ -43,9 +47,6 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
                 .map(|(group, resource, ..)| format!("{group}/{resource}/scale"))
                 .chain([format!("/{resource}/{subresource}")]);
             update.push(and([atom("has(request.subResource)"), path_in(read)]));
-            // A subresource that stores metadata (a status), on its mark, when what it stores
-            // differs.
-            update.push(and([stores_a_change(), carries(OLD, keys, None)]));
             // An HPA's target, which the trusted autoscaler scales: the policy reads it.
             update.push(writes_an_autoscaler());
         }

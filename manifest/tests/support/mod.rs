@@ -150,16 +150,64 @@ pub enum Verdict {
     Unreadable,
 }
 
-/// Runs the policy on a request.
+/// Runs the policy on a request, with no host and then, if that allows it, with a host whose
+/// every lookup finds an object that another owner owns ([`Claimed`]): what the policy reads
+/// can only make it act on a request the conditions send.
 pub fn verdict(request: &Value, settings: &Value) -> Verdict {
     let payload = serde_json::json!({"request": request, "settings": settings});
-    let response = policy::validate(&serde_json::to_vec(&payload).unwrap());
-    let warned = response.warnings.as_ref().is_some_and(|w| !w.is_empty());
-    match (response.accepted, response.code) {
-        (false, Some(400)) => Verdict::Unreadable,
-        (false, _) => Verdict::Acted,
-        (true, _) if response.mutated_object.is_some() || warned => Verdict::Acted,
-        (true, _) => Verdict::Allowed,
+    let payload = serde_json::to_vec(&payload).unwrap();
+    let first = verdict_of(serde_json::to_value(policy::validate(&payload)).unwrap());
+    let Ok(parsed) = Settings::from_json(&serde_json::to_vec(settings).unwrap()) else {
+        return first;
+    };
+    if first != Verdict::Allowed || parsed.owner_marks.is_empty() {
+        return first;
+    }
+    let host = Claimed { settings: &parsed };
+    verdict_of(serde_json::to_value(policy::validate_with(&payload, &host)).unwrap())
+}
+
+/// What a response (its JSON) says the policy did.
+fn verdict_of(response: Value) -> Verdict {
+    let warned = response["warnings"]
+        .as_array()
+        .is_some_and(|w| !w.is_empty());
+    let mutated = !response["mutated_object"].is_null();
+    match (response["accepted"].as_bool(), response["code"].as_u64()) {
+        (Some(false), Some(400)) => Verdict::Unreadable,
+        (Some(false), _) => Verdict::Acted,
+        (_, _) if mutated || warned => Verdict::Acted,
+        (_, _) => Verdict::Allowed,
+    }
+}
+
+/// A host whose every lookup finds the object it names, owned by `zed` under the setup's first
+/// owner mark, with no uid (so, of any uid) and no controller.
+struct Claimed<'a> {
+    settings: &'a Settings,
+}
+
+impl single_owner_policy::Parents for Claimed<'_> {
+    fn get(&self, lookup: &single_owner_policy::Lookup<'_>) -> Result<String, String> {
+        let group = lookup
+            .api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group);
+        let namespace = lookup.namespace.unwrap_or_default();
+        let object = format!("{group}/{}:{namespace}/{}", lookup.kind, lookup.name);
+        let (place, values, _) = owner_marks(self.settings, "zed", namespace, &object);
+        let field = match place {
+            MarkPlace::Label => "labels",
+            MarkPlace::Annotation => "annotations",
+        };
+        let mut metadata = serde_json::json!({"name": lookup.name});
+        if let Some(namespace) = lookup.namespace {
+            metadata["namespace"] = Value::from(namespace);
+        }
+        metadata[field] = Value::Object(values);
+        let object = serde_json::json!({"apiVersion": lookup.api_version, "kind": lookup.kind,
+                                        "metadata": metadata, "spec": {"replicas": 1}});
+        Ok(object.to_string())
     }
 }
 

@@ -425,12 +425,12 @@ const APP_CHANGES: [(&str, &str); 4] = [
 
 /// The new object from the stored one: the same, a label or annotation set or removed, a
 /// tracking id that changes only its object part or only its app, another object altogether,
-/// or a finalizer or an owner reference given to it.
+/// a finalizer or an owner reference given to it, or a child of a workload relabelled.
 fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
     (
         arb_metadata(),
         arb_metadata(),
-        proptest::sample::select(vec![0, 1, 1, 2, 2, 2, 3, 4, 5, 6, 7]),
+        proptest::sample::select(vec![0, 1, 1, 2, 2, 2, 3, 4, 5, 6, 7, 8]),
         proptest::sample::select(LABEL_KEYS.to_vec()),
         proptest::sample::select(ANNOTATION_KEYS.to_vec()),
         any::<proptest::sample::Index>(),
@@ -473,6 +473,18 @@ fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
                         edit(&mut new, "annotations", TRACKING, Some(after));
                     }
                     5 => new = other,
+                    // a child of a workload, relabelled: judged by its controllers' owner
+                    8 => {
+                        for side in [&mut old, &mut new] {
+                            if side.get("metadata").is_none_or(Value::is_null) {
+                                side["metadata"] = json!({});
+                            }
+                            side["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1",
+                                "kind": "ReplicaSet", "name": "web-7d9c", "controller": true,
+                                "uid": "0f9e8d7c-6b5a-4c3d-2e1f-000000000001"}]);
+                        }
+                        edit(&mut new, "labels", "app", Some("quarantined"));
+                    }
                     // what a status write may store beside the marks: a finalizer, an owner
                     mode => {
                         if new.get("metadata").is_none_or(Value::is_null) {
