@@ -27,7 +27,7 @@ use crate::facts::{Sides, annotation_keys, carries_a_mark};
 use crate::identity::Acting;
 use crate::owner::{Claim, Marks, OwnerMark, Place, Tracked};
 use crate::reach::{self, Reach, Reached, Refusal};
-use crate::request::{AdmissionRequest, Object, OwnerReference};
+use crate::request::{AdmissionRequest, Object, Operation, OwnerReference};
 use crate::settings::{Settings, group_of};
 
 /// The built-in controllers whose children carry no mark of their own, as `(apiVersion, kind)`:
@@ -332,7 +332,7 @@ fn unreadable(request: &AdmissionRequest<'_>, lookup: &Lookup<'_>, error: &str) 
          its controller {} failed ({error}); grant policy-server's service account get on it \
          (see docs/deploying.md, \"Derived objects\")",
         match request.operation {
-            crate::request::Operation::Delete => "DELETE",
+            Operation::Delete => "DELETE",
             _ => "UPDATE",
         },
         request.kind.kind,
