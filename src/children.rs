@@ -97,8 +97,13 @@ fn judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<
     }
     let sides = Sides::of(request, settings).ok()??;
     let stored = sides.stored()?;
-    if carries_a_mark(stored, settings)
-        || control_plane::trusts(request, Some(stored), &settings.trusted_writers)
+    if carries_a_mark(stored, settings) {
+        return None;
+    }
+    // The cheap tests first: most unmarked objects have no controller the chain follows.
+    let reference = stored.metadata.controller().ok()??.into_owned();
+    Link::of(&reference, settings)?;
+    if control_plane::trusts(request, Some(stored), &settings.trusted_writers)
         || deletion::finishes(stored, sides.incoming(), &request.options)
     {
         return None;
@@ -110,10 +115,7 @@ fn judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<
     }
     let acting = Acting::of(&request.user_info, &settings.identities);
     let every = |mark: &OwnerMark| acting.writes_for_every(mark.id_separator());
-    if settings.owner_marks.iter().all(every) {
-        return None;
-    }
-    Some(stored.metadata.controller().ok()??.into_owned())
+    (!settings.owner_marks.iter().all(every)).then_some(reference)
 }
 
 /// A controller reference, owned: the chain reads one object at a time.
