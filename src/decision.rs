@@ -166,7 +166,8 @@ fn judge_mark<'a>(
         // keeps the same owner.
         Judgement::Keep if judged_on_the_object(facts, entry, new) => return None,
         Judgement::Keep => {
-            let reason = writes::rule(facts, entry, new, inherited)?;
+            let reason = writes::rule(facts, entry, new, inherited)
+                .or_else(|| requester::repoint_rule(facts, entry, new))?;
             return violation(Change::kept(new), reason);
         }
         // A value that names no owner is nobody's to keep.

@@ -28,7 +28,7 @@ pub struct Persisted {
 }
 
 /// All four.
-const ALL: Persisted = Persisted {
+pub const ALL: Persisted = Persisted {
     labels: true,
     annotations: true,
     finalizers: true,
@@ -54,6 +54,24 @@ const NONE: Persisted = Persisted {
     finalizers: false,
     owner_references: false,
 };
+
+/// The ownerReferences alone: what a repoint changes (`crate::requester::repoint_rule`).
+pub const OWNER_REFERENCES: Persisted = Persisted {
+    owner_references: true,
+    ..NONE
+};
+
+impl Persisted {
+    /// What both persist.
+    pub fn and(self, other: Persisted) -> Persisted {
+        Persisted {
+            labels: self.labels && other.labels,
+            annotations: self.annotations && other.annotations,
+            finalizers: self.finalizers && other.finalizers,
+            owner_references: self.owner_references && other.owner_references,
+        }
+    }
+}
 
 /// The subresources whose writes persist metadata, as `(group, resource, subresource,
 /// persisted)`.

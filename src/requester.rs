@@ -8,12 +8,13 @@
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner, or `access: Derive` when the controller carries that offer (or none) |
 //! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited |
 //! | write only CA bundles into what it owns ([`crate::edit`]) | `owner writes` | as the row above, or `access: InjectCA` |
+//! | point what it owns at another controller of a followed kind (`parentKinds`), keeping its marks | `identity` | acting for it, or `access: Write` ([`repoint_rule`]) |
 //!
 //! An inherited mark is one the object's controller carries ([`crate::derivation`]). The access
 //! levels add up: `Own` does everything, `Write`, `Derive` and `InjectCA` each only their rows. Without
 //! identities every requester may do everything; an audit replay has no requester.
 
-use crate::facts::Facts;
+use crate::facts::{Entry, Facts, Sides};
 use crate::identity::Access;
 use crate::owner::Claim;
 use crate::violation::{Act, NotActing, Reason, Standing};
@@ -25,6 +26,7 @@ pub fn suffices(act: Act, inherited: bool) -> &'static [Access] {
         (Act::Write, false) => &[Access::Write],
         (Act::InjectCa, true) => &[Access::Write, Access::Derive, Access::InjectCa],
         (Act::InjectCa, false) => &[Access::Write, Access::InjectCa],
+        (Act::Repoint, _) => &[Access::Write],
         (Act::Set | Act::Remove | Act::Offer | Act::Withdraw, true) => &[Access::Derive],
         _ => &[],
     }
@@ -61,6 +63,33 @@ pub fn rule<'a>(
     }))
 }
 
+/// The repoint rule: why the requester may not give `entry`'s object, whose stored mark names
+/// `owner` and which keeps it, a new controller of a followed kind, if it may not. Its marks
+/// would follow that controller's from then on (a derived move, [`crate::derivation`]): under
+/// `writes: Any` too, only the owner's requesters (and `access: Write`) choose what an object
+/// it owns follows. Under `writes: Owner` the change is an owner write before it is this.
+pub fn repoint_rule<'a>(
+    facts: &Facts<'a>,
+    entry: &Entry<'a>,
+    owner: Claim<'a>,
+) -> Option<Reason<'a>> {
+    let Sides::Update(old, new) = facts.sides else {
+        return None;
+    };
+    let (old, new) = (&old.metadata, &new.metadata);
+    if entry.template.is_some() || old.owner_references_text() == new.owner_references_text() {
+        return None;
+    }
+    let controller = new.controller().ok().flatten()?;
+    let followed = (facts.settings.parent_kinds.iter())
+        .any(|kind| kind.names(&controller.api_version, &controller.kind));
+    let repointed = old.controller().ok().flatten().as_ref() != Some(&controller);
+    if !followed || !repointed || owner.owner(entry.mark).is_err() {
+        return None;
+    }
+    rule(facts, Act::Repoint, owner, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,7 +101,7 @@ mod tests {
         const INHERITED: bool = true;
         const CLAIMED: bool = false;
         #[rustfmt::skip]
-        let rows: [(Act, bool, &[Access], bool); 28] = [
+        let rows: [(Act, bool, &[Access], bool); 30] = [
             // act,    the mark,  the levels held, allowed
             (Set,      CLAIMED,   &[Own],          true),
             (Set,      CLAIMED,   &[W, Derive, Ca], false),
@@ -102,6 +131,8 @@ mod tests {
             (InjectCa, CLAIMED,   &[Derive],       false),
             (InjectCa, INHERITED, &[Derive],       true),
             (InjectCa, INHERITED, &[],             false),
+            (Repoint,  CLAIMED,   &[W],            true),
+            (Repoint,  INHERITED, &[Derive, Ca],   false),
         ];
         for (act, inherited, held, allowed) in rows {
             assert_eq!(

@@ -409,3 +409,59 @@ fn an_audit_reports_a_mark_out_of_step_with_its_controller() {
         assert_eq!(decide(&replay, &settings, &host), (expected, 1), "{name}");
     }
 }
+
+/// Camel K with identities, under `writes: Any` (examples/camel-k): pointing what an owner owns
+/// at another controller the settings follow is its owner's to do, for its marks would follow
+/// that controller's from then on; nothing else about the references is judged.
+#[test]
+fn only_an_owners_requesters_repoint_what_it_owns() {
+    const OPERATOR_1: &str = "system:serviceaccount:camel-k:camel-k-operator";
+    const OPERATOR_2: &str = "system:serviceaccount:camel-k-next:camel-k-operator";
+    let settings = json!({"ownerMarks": [{"annotation": CAMEL}],
+        "identities": [{"owners": ["operator-1"], "users": [OPERATOR_1]},
+                       {"owners": ["operator-2"], "users": [OPERATOR_2]}],
+        "parentKinds": [{"apiVersion": "camel.apache.org/v1", "kind": "Integration"}]});
+    let integration = controller("camel.apache.org/v1", "Integration", UID);
+    let pipe = controller("camel.apache.org/v1", "Pipe", UID);
+    let deployment = |references: &Value| {
+        object(
+            "Deployment",
+            json!({}),
+            json!({CAMEL: "operator-1"}),
+            references,
+        )
+    };
+    let update = |user, old: &Value, new: &Value| {
+        request(
+            "UPDATE",
+            ("apps", "Deployment"),
+            user,
+            Some(deployment(old)),
+            Some(deployment(new)),
+        )
+    };
+    let repoint = &["annotation camel.apache.org/operator.id: identity owned by \"operator-1\""];
+    let host = || Host {
+        api_version: "camel.apache.org/v1",
+        kind: "Integration",
+        parent: parent(UID, json!({}), json!({CAMEL: "operator-2"})),
+        calls: Cell::new(0),
+    };
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Value, Outcome, usize)> = vec![
+        ("another owner's requester points it at a followed controller",
+         update(OPERATOR_2, &Value::Null, &integration), denied(repoint, Some(Finding::Repointed)), 0),
+        ("its owner's requester does", update(OPERATOR_1, &Value::Null, &integration), Outcome::Allowed, 0),
+        ("at a kind not followed", update(OPERATOR_2, &Value::Null, &pipe), Outcome::Allowed, 0),
+        ("references kept", update(OPERATOR_2, &integration, &integration), Outcome::Allowed, 0),
+        ("the controller removed", update(OPERATOR_2, &integration, &Value::Null), Outcome::Allowed, 0),
+    ];
+    for (name, request, expected, calls) in rows {
+        let host = host();
+        assert_eq!(
+            decide(&request, &settings, &host),
+            (expected, calls),
+            "{name}"
+        );
+    }
+}

@@ -81,7 +81,8 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
         || (request.object.as_ref()).is_some_and(|binding| carries_a_mark(binding, settings));
     // A `scale` UPDATE rewritten as one of its target (`crate::scale`): its body the object.
     let scaled = || request.writes_the_object();
-    let persists_a_change = || {
+    // Whether the subresource stores a change of the metadata `of` names.
+    let persists_a_change_of = |of: persisted::Persisted| {
         let (Some(old), Some(new)) = (&request.old_object, &request.object) else {
             return false;
         };
@@ -90,11 +91,16 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
             &request.resource.resource,
             &request.sub_resource,
         );
-        persisted::changes(persisted, &old.metadata, &new.metadata)
+        persisted::changes(persisted.and(of), &old.metadata, &new.metadata)
     };
+    let persists_a_change = || persists_a_change_of(persisted::ALL);
+    // Under `writes: Any`, with identities and followed kinds, a write that stores new owner
+    // references may repoint an owned object (`crate::requester::repoint_rule`).
+    let repoints =
+        || settings.follows_repoints() && persists_a_change_of(persisted::OWNER_REFERENCES);
     (operation == Operation::Update
-        && settings.judges_writes()
-        && (declaring() || scaled() || persists_a_change()))
+        && ((settings.judges_writes() && (declaring() || scaled() || persists_a_change()))
+            || repoints()))
         || (operation == Operation::Create && request.targets(BINDING) && binding_marks())
         || subresource_changes_ownership(request, settings)
 }

@@ -143,6 +143,9 @@ pub enum Act {
     Offer,
     /// Withdraws or changes the owner's offer (`offer`).
     Withdraw,
+    /// Points what the owner owns at another controller of a followed kind (`identity`): its
+    /// marks would then follow that controller's ([`crate::derivation`]).
+    Repoint,
 }
 
 impl Reason<'_> {
@@ -157,7 +160,7 @@ impl Reason<'_> {
             Reason::Scope(ScopeViolation::OtherNamespace { .. }) => Rule::NamespaceScope,
             Reason::SecondOwner { .. } => Rule::OneOwner,
             Reason::NotActing(NotActing { act, .. }) => match act {
-                Act::Set | Act::Remove => Rule::Identity,
+                Act::Set | Act::Remove | Act::Repoint => Rule::Identity,
                 Act::Write | Act::InjectCa => Rule::OwnerWrites,
                 Act::Offer | Act::Withdraw => Rule::Offer,
             },
@@ -327,11 +330,15 @@ impl fmt::Display for NotActing<'_> {
             Act::InjectCa => "write CA bundles into",
             Act::Offer => "offer it or withdraw an offer of",
             Act::Withdraw => "withdraw or change an offer of",
+            Act::Repoint => "repoint",
         };
         write!(f, "; only a requester acting for an owner may {act} it")?;
         match self.act {
             Act::Write => f.write_str(" (writes: Owner)")?,
             Act::InjectCa => f.write_str(" (writes: Owner, or access: InjectCA)")?,
+            Act::Repoint => {
+                f.write_str(" at another controller, whose marks it would follow (parentKinds)")?
+            }
             _ => {}
         }
         Ok(())

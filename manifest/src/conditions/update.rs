@@ -24,7 +24,17 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
         .map(|(map, keys)| map_differs(&[METADATA, map], &keys))
         .collect();
     match writes {
-        false => update.push(and([not_subresource(), templates_differ(keys)])),
+        false => {
+            update.push(and([not_subresource(), templates_differ(keys)]));
+            // With identities and followed kinds, who repoints an owned object is judged: its
+            // marks would follow the new controller's (written or through a subresource that
+            // stores owner references).
+            if settings.follows_repoints() {
+                let writes_it = or([not_subresource(), stores_a_change()]);
+                let repoints = and([carries(OLD, keys, None), metadata_differs(false)]);
+                update.push(and([writes_it, repoints]));
+            }
+        }
         // The stored object's mark, or its controller (an unmarked child is judged by its
         // chain), written or through a subresource that writes what its owner declared or
         // stores a change of its metadata; or a template on either side, on writes of the
@@ -73,7 +83,7 @@ fn stores_a_change() -> Expr {
                 .iter()
                 .map(|(group, resource, sub, _)| format!("{group}/{resource}/{sub}")),
         ),
-        metadata_differs(),
+        metadata_differs(true),
     ])
 }
 
@@ -94,9 +104,9 @@ fn path_in(paths: impl IntoIterator<Item = String>) -> Expr {
 
 /// Whether the metadata a subresource may store differs between the sides: labels and
 /// annotations as maps (`{}` where there are none) and finalizers as a list (`[]`), as the
-/// policy reads them; ownerReferences as sent, there or not. Each side's metadata is read once,
-/// bound by a one-element list (`{}` where a side has none).
-fn metadata_differs() -> Expr {
+/// policy reads them, unless `all` is false; ownerReferences as sent, there or not. Each
+/// side's metadata is read once, bound by a one-element list (`{}` where a side has none).
+fn metadata_differs(all: bool) -> Expr {
     let or_empty = |side: &str, field: &str, empty: &str| {
         format!("(has({side}.{field}) ? {side}.{field} : {empty})")
     };
@@ -107,16 +117,22 @@ fn metadata_differs() -> Expr {
             or_empty("after", field, empty)
         ))
     };
-    let differs = or([
-        differs("labels", "{}"),
-        differs("annotations", "{}"),
-        differs("finalizers", "[]"),
+    let references = [
         atom("has(before.ownerReferences) != has(after.ownerReferences)"),
         and([
             atom("has(before.ownerReferences)"),
             atom("before.ownerReferences != after.ownerReferences"),
         ]),
-    ]);
+    ];
+    let fields = match all {
+        true => vec![
+            differs("labels", "{}"),
+            differs("annotations", "{}"),
+            differs("finalizers", "[]"),
+        ],
+        false => Vec::new(),
+    };
+    let differs = or(fields.into_iter().chain(references));
     let metadata = |side: &str| {
         Expr::List(vec![Expr::Cond(
             Box::new(and([

@@ -305,7 +305,10 @@ pub fn arb_settings() -> impl Strategy<Value = (Settings, Value)> {
         proptest::sample::subsequence(vec!["root", "op-1"], 0..=2),
         proptest::sample::subsequence(vec!["admins"], 0..=1),
         proptest::sample::select(OFFERS.to_vec()),
-        proptest::sample::subsequence(trusted_writers().to_vec(), 0..=2),
+        (
+            proptest::sample::subsequence(trusted_writers().to_vec(), 0..=2),
+            any::<bool>(),
+        ),
     )
         .prop_map(
             |(
@@ -315,7 +318,7 @@ pub fn arb_settings() -> impl Strategy<Value = (Settings, Value)> {
                 users,
                 groups,
                 offer,
-                writers,
+                (writers, follows),
             )| {
                 let keys: Vec<Value> = marks
                     .iter()
@@ -338,6 +341,11 @@ pub fn arb_settings() -> impl Strategy<Value = (Settings, Value)> {
                     "writes": if owner { "Owner" } else { "Any" }, "stamp": stamp,
                     "trustedWriters": writers,
                 });
+                // ReplicaSets followed: the children of `arb_sides` follow theirs.
+                if follows {
+                    settings["parentKinds"] =
+                        json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet"}]);
+                }
                 let valid = |settings: &Value| {
                     Settings::from_json(settings.to_string().as_bytes())
                         .and_then(|parsed| parsed.validate().map(|()| parsed))
@@ -430,7 +438,7 @@ fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
     (
         arb_metadata(),
         arb_metadata(),
-        proptest::sample::select(vec![0, 1, 1, 2, 2, 2, 3, 4, 5, 6, 7, 8]),
+        proptest::sample::select(vec![0, 1, 1, 2, 2, 2, 3, 4, 5, 6, 7, 8, 9, 9]),
         proptest::sample::select(LABEL_KEYS.to_vec()),
         proptest::sample::select(ANNOTATION_KEYS.to_vec()),
         any::<proptest::sample::Index>(),
@@ -473,9 +481,14 @@ fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
                         edit(&mut new, "annotations", TRACKING, Some(after));
                     }
                     5 => new = other,
-                    // a child of a workload, relabelled: judged by its controllers' owner
-                    8 => {
-                        for side in [&mut old, &mut new] {
+                    // a child of a workload, relabelled (8): judged by its controllers' owner;
+                    // or pointed at one (9), keeping its marks
+                    8 | 9 => {
+                        let sides = match mode {
+                            8 => vec![&mut old, &mut new],
+                            _ => vec![&mut new],
+                        };
+                        for side in sides {
                             if side.get("metadata").is_none_or(Value::is_null) {
                                 side["metadata"] = json!({});
                             }
@@ -483,7 +496,9 @@ fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
                                 "kind": "ReplicaSet", "name": "web-7d9c", "controller": true,
                                 "uid": "0f9e8d7c-6b5a-4c3d-2e1f-000000000001"}]);
                         }
-                        edit(&mut new, "labels", "app", Some("quarantined"));
+                        if mode == 8 {
+                            edit(&mut new, "labels", "app", Some("quarantined"));
+                        }
                     }
                     // what a status write may store beside the marks: a finalizer, an owner
                     mode => {
