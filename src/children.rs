@@ -5,9 +5,10 @@
 //! copy only the template (`getNewReplicaSet`, kubernetes `pkg/controller/deployment/sync.go`;
 //! `GetPodFromTemplate`, `pkg/controller/controller_utils.go`).
 //!
-//! | a write of an object without a mark, under `writes: Owner`                          | verdict |
+//! | a write of an object without a mark, under `writes: Owner` (the object itself, `pods/ephemeralcontainers`, `pods/resize`, a `scale`, a Binding's UPDATE), or a DELETE | verdict |
 //! |--------------------------------------------------------------------------------------|---------|
 //! | a CREATE, or a write the rules do not judge (a status write that stores no metadata) | as without its controllers: nobody's (the ReplicaSet controller's Pods are the control plane's) |
+//! | a status write (`pods/status`), which stores the annotations node agents write: Calico's CNI plugin its `cni.projectcalico.org/podIP` (a patch of `status`, libcalico-go `workloadendpoint.go` `patchPodAnnotations`), Multus its `network-status` (`UpdateStatus`, `setPodNetworkStatus`), istio-cni its `ambient.istio.io/redirection` | nobody's: an unmarked Pod's observed network state is its node's to write |
 //! | by a requester the control plane's table trusts, or that writes for every owner (`*`, `*/*`) | allowed, nothing read |
 //! | that finishes a deletion under way, or only adds finalizers                          | allowed, nothing read |
 //! | whose stored controller is of a kind of [`CONTROLLERS`] or `parentKinds`             | the chain read, up to [`READS`] controllers, to the first that carries a mark: the write judged as one of an object that carries those marks (`owner writes`) |
@@ -27,7 +28,7 @@ use crate::facts::{Sides, annotation_keys, carries_a_mark};
 use crate::identity::Acting;
 use crate::owner::{Claim, Marks, OwnerMark, Place, Tracked};
 use crate::reach::{self, Reach, Reached, Refusal};
-use crate::request::{AdmissionRequest, Object, Operation, OwnerReference};
+use crate::request::{AdmissionRequest, DECLARING_SUBRESOURCES, Object, Operation, OwnerReference};
 use crate::settings::{Settings, group_of};
 
 /// The built-in controllers whose children carry no mark of their own, as `(apiVersion, kind)`:
@@ -92,7 +93,15 @@ pub fn reach<'a>(
 /// The stored object's controller, when the request is a write of an unmarked object whose
 /// verdict its controllers' owner could change (the table's rows above the chain's).
 fn judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<Reference> {
-    if !settings.judges_writes() || request.namespace.is_empty() {
+    let declaring = || {
+        DECLARING_SUBRESOURCES
+            .iter()
+            .any(|sub| request.targets(*sub))
+    };
+    if !settings.judges_writes()
+        || request.namespace.is_empty()
+        || !(request.writes_the_object() || declaring())
+    {
         return None;
     }
     let sides = Sides::of(request, settings).ok()??;

@@ -159,6 +159,11 @@ fn an_unmarked_child_is_owned_through_its_controllers() {
         pod["status"] = json!({"phase": "Running"});
         pod
     };
+    let annotated = {
+        let mut pod = status.clone();
+        pod["metadata"]["annotations"] = json!({"cni.projectcalico.org/podIP": "10.244.2.17/32"});
+        pod
+    };
     let widget = pod(json!({}), ("example.com/v1", "Widget", "w", "w-1"));
     let marked = object(
         POD,
@@ -180,12 +185,14 @@ fn an_unmarked_child_is_owned_through_its_controllers() {
         // the owner's requester writes it
         (delete(INSTALLER), settings("Owner"), held(), None, 2),
         // nothing read: an administrator writing for every owner, the trusted garbage
-        // collector, a finalizer added, a status write that stores no metadata, a Pod with a
+        // collector, a finalizer added, a status write, a Pod with a
         // mark of its own, a controller of a kind not followed, a CREATE, `writes: Any`
         (write("UPDATE", "ephemeralcontainers", ADMIN, &unmarked, Some(&debugged)), settings("Owner"), vec![], None, 0),
         (delete(COLLECTOR), settings("Owner"), vec![], None, 0),
         (write("UPDATE", "", OTHER, &unmarked, Some(&finalized)), settings("Owner"), vec![], None, 0),
         (write("UPDATE", "status", OTHER, &unmarked, Some(&status)), settings("Owner"), vec![], None, 0),
+        // a status write that stores annotations: a CNI plugin's, on every node's Pods
+        (write("UPDATE", "status", OTHER, &unmarked, Some(&annotated)), settings("Owner"), vec![], None, 0),
         (write("DELETE", "", OTHER, &marked, None), settings("Owner"), vec![], Some(denied), 0),
         (write("DELETE", "", OTHER, &widget, None), settings("Owner"), vec![], None, 0),
         (write("CREATE", "", OTHER, &Value::Null, Some(&unmarked)), settings("Owner"), vec![], None, 0),

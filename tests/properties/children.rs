@@ -14,10 +14,11 @@ use crate::model::Op;
 use crate::writes::owned_writes;
 
 /// 21. Unmarked children (docs/rules.md, "Unmarked children"): under `writes: Owner`, a write
-///     that keeps an object's marks — an UPDATE, a status write, a DELETE — gets the verdict it
+///     that keeps an object's marks — an UPDATE or a DELETE — gets the verdict it
 ///     gets when the object carries no mark and its ReplicaSet's Deployment carries them
 ///     instead: no requester who does not write for the owner changes or deletes the owner's
-///     unmarked children, on any path the object itself is guarded on. The chain is read only
+///     unmarked children, on any path but their status (node agents annotate Pods through
+///     `pods/status`, docs/rules.md, "Unmarked children"). The chain is read only
 ///     after the rules allow the write without it, two lookups at most.
 #[test]
 fn an_unmarked_child_is_judged_as_its_controllers_owners_object() {
@@ -36,7 +37,7 @@ fn an_unmarked_child_is_judged_as_its_controllers_owners_object() {
         let (request, settings) = (case.request_json(), case.settings.json());
         let guarded = guarded_keys(&settings);
         if case.settings.writes != "Owner"
-            || admission.op == Op::Scale
+            || matches!(admission.op, Op::Scale | Op::Status)
             || request["namespace"].as_str().is_none_or(str::is_empty)
             || guarded
                 .iter()
