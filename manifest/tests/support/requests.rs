@@ -438,7 +438,9 @@ fn arb_sides() -> impl Strategy<Value = (Value, Value)> {
     (
         arb_metadata(),
         arb_metadata(),
-        proptest::sample::select(vec![0, 1, 1, 2, 2, 2, 3, 4, 5, 6, 7, 8, 9, 9]),
+        proptest::sample::select(vec![
+            0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 5, 6, 7, 8, 9, 9,
+        ]),
         proptest::sample::select(LABEL_KEYS.to_vec()),
         proptest::sample::select(ANNOTATION_KEYS.to_vec()),
         any::<proptest::sample::Index>(),
