@@ -148,6 +148,7 @@ camel-k/denied-deployment-controller-unreadable|annotation camel.apache.org/oper
 camel-k/denied-deployment-follows-an-undeclared-kind|annotation camel.apache.org/operator.id|owner change|annotation camel.apache.org/operator.id in spec.template|owner change
 camel-k/denied-deployment-moved-ahead-of-its-integration|annotation camel.apache.org/operator.id|owner change|annotation camel.apache.org/operator.id in spec.template|owner change
 camel-k/denied-deployment-pointed-at-an-integration-of-operator-2|annotation camel.apache.org/operator.id|owner change|annotation camel.apache.org/operator.id in spec.template|owner change
+camel-k/denied-deployment-repointed-at-an-integration-of-operator-2|annotation camel.apache.org/operator.id|controller
 camel-k/denied-integration-empty-operator-id|annotation camel.apache.org/operator.id|owner value
 camel-k/denied-integration-handoff-offer-not-consumed|annotation single-owner-policy.io/offer|offer
 camel-k/denied-integration-handoff-taken-by-another-operator|annotation camel.apache.org/operator.id|owner change
@@ -455,6 +456,20 @@ marked() {
     [ "$(jq -r .allowed <<<"$output")" = false ]
     [ "$(jq -r .status.code <<<"$output")" = 403 ]
     [[ $(jq -r .status.message <<<"$output") == 'cannot judge the scale of Deployment cert-manager/cert-manager-webhook under writes: Owner: reading it failed ('?*'); '* ]]
+}
+
+@test "scale: a cached target that is another object than the Scale's is read again past the cache; still another, the scale is denied" {
+    local sample=examples/helm-accounts/allowed-deployment-scaled-by-cluster-admin
+    local held=examples/helm-accounts/sessions/allowed-deployment-scaled-by-cluster-admin.yml
+    local session=$BATS_TEST_TMPDIR/recreated.yml uid=8cedbf6f-ab56-561e-a6f8-923bd9876e44
+    # the cache holds a Deployment since deleted; past it, the API server has one created again
+    sed "s/$uid/0d2b6e91-4c7a-5f38-9e1d-7a5c3b8f2e64/" "$held" >"$session"
+    sed -n '/^- type: Exchange/,$p' "$held" |
+        sed -e 's/disable_cache: false/disable_cache: true/' \
+            -e "s/$uid/f4a81c3e-6b2d-5d09-8e7f-1c9a2b5d4e36/" >>"$session"
+    evaluate examples/helm-accounts/settings.yaml "$sample.json" "$session"
+    [ "$(jq -r .allowed <<<"$output")" = false ]
+    [[ $(jq -r .status.message <<<"$output") == 'cannot judge the scale of Deployment cert-manager/cert-manager under writes: Owner: the Scale is of uid 8cedbf6f-ab56-561e-a6f8-923bd9876e44, and the Deployment read has uid f4a81c3e-6b2d-5d09-8e7f-1c9a2b5d4e36: '* ]]
 }
 
 # --- settings refused at load -------------------------------------------------------------

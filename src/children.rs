@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::control_plane;
 use crate::deletion;
-use crate::derivation::{self, Lookup, Parents};
+use crate::derivation::{self, Checked, Lookup, Parents};
 use crate::edit::{self, Edit};
 use crate::facts::{Sides, annotation_keys, carries_a_mark};
 use crate::identity::Acting;
@@ -60,9 +60,12 @@ pub fn reach<'a>(
     for _ in 0..READS {
         let link = Link::of(&next, settings)?;
         let lookup = link.lookup(&request.namespace);
-        let read = match read(parents, &lookup, &next.uid) {
-            Ok(Some(read)) => read,
-            Ok(None) => return None,
+        // A controller that is gone — not found, or another object of its name — owns
+        // nothing.
+        let read = match derivation::read_checked(parents, &lookup, &next.uid) {
+            Ok(Checked::The(read)) => read,
+            Ok(Checked::Another { .. }) => return None,
+            Err(error) if derivation::is_not_found(&error) => return None,
             Err(error) => return Some(Err(Refusal::Denied(unreadable(request, &lookup, &error)))),
         };
         let controller = match serde_json::from_str::<Object<'_>>(&read) {
@@ -75,7 +78,7 @@ pub fn reach<'a>(
                 return Some(Err(Refusal::Unreadable(why)));
             }
         };
-        chain.push(named(&lookup));
+        chain.push(lookup.named());
         match marks_of(&controller, &lookup, settings) {
             Ok(marks) if !marks.is_empty() => {
                 let because = because(request, &chain);
@@ -189,32 +192,6 @@ impl<'a> Link<'a> {
     }
 }
 
-/// The controller `lookup` names, checked to be the object of `uid`: a read that gives another
-/// uid is made once more past the cache. `None` when it is gone: not found, or another object
-/// of its name.
-fn read(parents: &dyn Parents, lookup: &Lookup<'_>, uid: &str) -> Result<Option<String>, String> {
-    let mut lookup = *lookup;
-    loop {
-        let read = match parents.get(&lookup) {
-            Ok(read) => read,
-            Err(error) if derivation::is_not_found(&error) => return Ok(None),
-            Err(error) => return Err(error),
-        };
-        let object: Option<Object<'_>> = serde_json::from_str(&read).ok();
-        let same = object.is_none_or(|object| {
-            object
-                .metadata
-                .uid()
-                .is_ok_and(|read| read.is_empty() || *read == *uid)
-        });
-        match (same, lookup.disable_cache) {
-            (true, _) => return Ok(Some(read)),
-            (false, true) => return Ok(None),
-            (false, false) => lookup.disable_cache = true,
-        }
-    }
-}
-
 /// A key of a mark a controller carries, and its value, as its child carries it.
 struct Carried {
     place: Place,
@@ -273,8 +250,7 @@ fn as_marked(
     request: &AdmissionRequest<'_>,
     carried: &[Carried],
 ) -> Result<Vec<u8>, Refusal> {
-    // Nothing more is read: the request is rewritten from its own text.
-    reach::rewritten(text, "null", "nothing", |rewritten, _| {
+    reach::edited(text, |rewritten| {
         for side in ["oldObject", "object"] {
             if let Some(Value::Object(object)) = rewritten.get_mut(side) {
                 mark(object, request, carried);
@@ -317,14 +293,6 @@ fn mark(object: &mut Map<String, Value>, request: &AdmissionRequest<'_>, carried
     }
 }
 
-/// A controller as messages name it: `ReplicaSet shop/web-7d9c`.
-fn named(lookup: &Lookup<'_>) -> String {
-    match lookup.namespace {
-        Some(namespace) => format!("{} {namespace}/{}", lookup.kind, lookup.name),
-        None => format!("{} {}", lookup.kind, lookup.name),
-    }
-}
-
 /// What a denial of the write says last: the object carries no mark, and whose it is.
 fn because(request: &AdmissionRequest<'_>, chain: &[String]) -> String {
     format!(
@@ -349,6 +317,6 @@ fn unreadable(request: &AdmissionRequest<'_>, lookup: &Lookup<'_>, error: &str) 
         request.kind.kind,
         request.namespace,
         request.name,
-        named(lookup)
+        lookup.named()
     )
 }

@@ -167,7 +167,7 @@ fn judge_mark<'a>(
         Judgement::Keep if judged_on_the_object(facts, entry, new) => return None,
         Judgement::Keep => {
             let reason = writes::rule(facts, entry, new, inherited)
-                .or_else(|| requester::repoint_rule(facts, entry, new))?;
+                .or_else(|| derivation::repoint_rule(facts, entry, new, derivation))?;
             return violation(Change::kept(new), reason);
         }
         // A value that names no owner is nobody's to keep.

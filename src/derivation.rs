@@ -14,7 +14,7 @@
 //! | any       | none, or of a kind `parentKinds` does not name                     | no: judged as a claim       |
 //! | CREATE    | read, the uid its reference names                                  | each mark equal to its own  |
 //! | UPDATE    | the same: the stored object had that controller (uid) and the update leaves `ownerReferences` as they are | each mark equal to its own |
-//! | UPDATE    | the reference is new, changed, or another uid                      | no (repointed)              |
+//! | UPDATE    | the reference is new, changed, or another uid                      | no (repointed): a new controller is read only when every mark stays, to judge the repoint |
 //! | DELETE    | the stored object's, read                                          | each mark equal to its own  |
 //! | any       | not found, unreadable, or another object (uid) than it names       | no                          |
 //!
@@ -29,15 +29,24 @@
 //! | `writes: Owner`        | written by a requester acting, writing or deriving for the owner   |
 //!
 //! Removing a mark, offering, and any owner the controller does not carry stay the owner's:
-//! pointing an object at another owner's parent gains nothing. An Argo CD tracking id names one
+//! pointing an object at another owner's parent gains nothing. Nor may anyone point what an
+//! owner owns at such a parent first and move the mark as inherited later ([`repoint_rule`]):
+//!
+//! | an UPDATE gives an owned object, marks kept, a new controller of a followed kind (an Argo CD tracking id, never inherited, aside) | rule | allowed |
+//! |-------------------------------------------------------------------------------|--------------|---------|
+//! | the new controller, read, carries the object's owner                          | —            | yes     |
+//! | it does not, with identities                                                  | `identity`   | by a requester acting for the owner, or `access: Write` |
+//! | it does not, without identities                                               | `controller` | no: the owner hands the object over with an offer first | An Argo CD tracking id names one
 //! object, so no copy of it is inherited. An audit replay reads every followed controller and
 //! reports a mark out of step with it ([`out_of_step`]).
 
 use crate::facts::{Entry, Facts, Sides, annotation_keys};
-use crate::owner::{Claim, Marks, OwnerMark};
+use crate::lookup;
+use crate::owner::{Claim, Marks, OwnerMark, Shape};
 use crate::request::{Object, ObjectScope, OwnerReference};
+use crate::requester;
 use crate::settings::ParentKind;
-use crate::violation::{Change, Finding, Found, Reason, Violation};
+use crate::violation::{Act, Change, Finding, Found, Reason, Violation};
 
 /// Where the rules read a controller: Kubewarden's host in the module, a table in tests.
 pub trait Parents {
@@ -83,6 +92,14 @@ pub struct Lookup<'a> {
 }
 
 impl Lookup<'_> {
+    /// The object as messages name it: `Integration shop/app`, `ReplicaSet shop/web-7d9c`.
+    pub fn named(&self) -> String {
+        match self.namespace {
+            Some(namespace) => format!("{} {namespace}/{}", self.kind, self.name),
+            None => format!("{} {}", self.kind, self.name),
+        }
+    }
+
     /// The host call's payload: the JSON of kubewarden-policy-sdk's `GetResourceRequest`
     /// (`api_version`, `kind`, `name`, `namespace`, `disable_cache`, `field_masks`), which its
     /// `get_resource` serialises through serde; written out here, it costs the module 9 KB
@@ -107,15 +124,15 @@ pub struct Controller<'a> {
     reference: OwnerReference<'a>,
     kind: &'a ParentKind,
     namespace: Option<&'a str>,
+    /// Whether an UPDATE gives the object this controller: read only to tell whether the
+    /// repoint keeps the object's owner ([`repoint_rule`]), never followed.
+    repointed: bool,
 }
 
 impl Controller<'_> {
     /// The controller as messages name it: `Integration shop/app`.
     fn name(&self) -> String {
-        match self.namespace {
-            Some(namespace) => format!("{} {namespace}/{}", self.kind.kind, self.reference.name),
-            None => format!("{} {}", self.kind.kind, self.reference.name),
-        }
+        self.lookup().named()
     }
 
     /// The lookup, at the `apiVersion` the settings (and the policy's `contextAwareResources`)
@@ -129,6 +146,50 @@ impl Controller<'_> {
             disable_cache: false,
         }
     }
+}
+
+/// What a lookup of the object of a uid gives ([`read_checked`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// The object's JSON, as the host returned it.
+    The(String),
+    /// Another object of its name, read past the cache: the uid it has.
+    Another {
+        /// Its uid.
+        uid: String,
+    },
+}
+
+/// Reads the object `lookup` names, checked to be the object of `uid` (an owner reference's,
+/// a Scale's): a read that gives another uid — a cached object since deleted and created again
+/// under its name — is made once more past the cache. An empty `uid`, or a read without one,
+/// checks nothing. The host's error, if it fails.
+pub fn read_checked(
+    parents: &dyn Parents,
+    lookup: &Lookup<'_>,
+    uid: &str,
+) -> Result<Checked, String> {
+    let mut lookup = *lookup;
+    loop {
+        let read = parents.get(&lookup)?;
+        let other = uid_of(&read).filter(|read| !uid.is_empty() && !read.is_empty() && read != uid);
+        match (other, lookup.disable_cache) {
+            (None, _) => return Ok(Checked::The(read)),
+            (Some(uid), true) => return Ok(Checked::Another { uid }),
+            (Some(_), false) => lookup.disable_cache = true,
+        }
+    }
+}
+
+/// The `metadata.uid` of an object the host read, when its text has one; read without
+/// reading the rest of the object.
+fn uid_of(object: &str) -> Option<String> {
+    let metadata = lookup::field(object, "metadata")??;
+    let uid = lookup::field(metadata, "uid")??;
+    serde_json::Deserializer::from_str(uid)
+        .into_iter::<String>()
+        .next()?
+        .ok()
 }
 
 /// The controller to follow for a request's object: `Ok(None)` when it has none of a followed
@@ -157,16 +218,22 @@ pub fn controller<'a>(facts: &Facts<'a>) -> Result<Option<Controller<'a>>, Found
         (false, ObjectScope::Namespace(namespace)) => Some(namespace),
         (false, ObjectScope::Cluster) => return Ok(None),
     };
-    let controller = Controller {
+    let mut controller = Controller {
         reference,
         kind,
         namespace,
+        repointed: false,
     };
     if let Sides::Update(old, new) = facts.sides {
-        let same = old.metadata.controller().ok().flatten().as_ref() == Some(&controller.reference)
-            && old.metadata.owner_references_text() == new.metadata.owner_references_text();
-        if !same {
-            return Err(controller.found(Finding::Repointed));
+        let had = old.metadata.controller().ok().flatten().as_ref() == Some(&controller.reference);
+        let kept = old.metadata.owner_references_text() == new.metadata.owner_references_text();
+        // A new controller is read when every mark stays: whether it carries the object's
+        // owner decides the repoint. A mark moved in the same update is never inherited.
+        let moves = facts.entries.iter().any(Entry::moves);
+        match (had, kept) {
+            (true, true) => {}
+            (false, _) if !moves => controller.repointed = true,
+            _ => return Err(controller.found(Finding::Repointed)),
         }
     }
     Ok(Some(controller))
@@ -179,6 +246,14 @@ pub enum Derivation<'p> {
     Unread,
     /// The controller, read: its marks, which copies equal to them inherit.
     Read {
+        /// The controller, as messages name it.
+        controller: String,
+        /// Its marks.
+        marks: Marks<'p>,
+    },
+    /// The new controller of a repointed object, read: its marks inherit nothing, but say
+    /// whether the repoint keeps the object's owner ([`repoint_rule`]).
+    Repointed {
         /// The controller, as messages name it.
         controller: String,
         /// Its marks.
@@ -207,17 +282,26 @@ impl<'p> Derivation<'p> {
             Ok(_) => return refused(Finding::Replaced),
             Err(error) => return refused(Finding::Unreadable(error)),
         }
-        match parent.mark_annotations(annotation_keys(facts.settings)) {
-            Ok(annotations) => Derivation::Read {
-                controller: controller.name(),
-                // No object: a tracking id names one object, never its children.
-                marks: Marks {
-                    labels: &parent.metadata.labels,
-                    annotations,
-                    object: None,
-                },
+        let annotations = match parent.mark_annotations(annotation_keys(facts.settings)) {
+            Ok(annotations) => annotations,
+            Err(error) => return refused(Finding::Unreadable(error)),
+        };
+        // No object: a tracking id names one object, never its children.
+        let marks = Marks {
+            labels: &parent.metadata.labels,
+            annotations,
+            object: None,
+        };
+        let name = controller.name();
+        match controller.repointed {
+            true => Derivation::Repointed {
+                controller: name,
+                marks,
             },
-            Err(error) => refused(Finding::Unreadable(error)),
+            false => Derivation::Read {
+                controller: name,
+                marks,
+            },
         }
     }
 
@@ -236,6 +320,12 @@ impl<'p> Derivation<'p> {
         }
     }
 
+    /// Whether the object, repointed at the controller read, keeps `owner` under `mark`: the
+    /// new controller carries it.
+    pub fn keeps(&self, mark: &OwnerMark, owner: Claim<'_>) -> bool {
+        matches!(self, Derivation::Repointed { marks, .. } if Claim::read(mark, marks) == owner)
+    }
+
     /// The offer the controller carries (`None` in it when it carries none); `None` when it
     /// was not read.
     pub fn offer(&self, annotation: &str) -> Option<Option<&'p str>> {
@@ -251,6 +341,10 @@ impl<'p> Derivation<'p> {
         match self {
             Derivation::Unread => None,
             Derivation::Refused(found) => Some(found.clone()),
+            Derivation::Repointed { controller, marks } => Some(Found {
+                controller: controller.clone(),
+                finding: Finding::Carries(Claim::read(entry.mark, marks).to_string()),
+            }),
             Derivation::Read { controller, marks } => Some(Found {
                 controller: controller.clone(),
                 finding: match inherited {
@@ -259,6 +353,44 @@ impl<'p> Derivation<'p> {
                 },
             }),
         }
+    }
+}
+
+/// The repoint rule: why the requester may not give `entry`'s object, whose stored mark names
+/// `owner` and which keeps it, a new controller of a followed kind, if it may not. Its marks
+/// would follow that controller's from then on: only the owner's requesters (and `access:
+/// Write`) choose what an object it owns follows — with identities; without, nobody acts for
+/// an owner. Either way a new controller that carries the owner, read, keeps the object its
+/// owner's, and the repoint gives nobody anything. Under `writes: Owner` the change is an
+/// owner write before it is this.
+pub fn repoint_rule<'a>(
+    facts: &Facts<'a>,
+    entry: &Entry<'a>,
+    owner: Claim<'a>,
+    derivation: &Derivation<'_>,
+) -> Option<Reason<'a>> {
+    let Sides::Update(old, new) = facts.sides else {
+        return None;
+    };
+    let (old, new) = (&old.metadata, &new.metadata);
+    if entry.template.is_some() || old.owner_references_text() == new.owner_references_text() {
+        return None;
+    }
+    let controller = new.controller().ok().flatten()?;
+    let followed = (facts.settings.parent_kinds.iter())
+        .any(|kind| kind.names(&controller.api_version, &controller.kind));
+    let repointed = old.controller().ok().flatten().as_ref() != Some(&controller);
+    // A tracking id names its object: no copy of it is inherited, whatever the controller.
+    let follows = entry.mark.shape() != Shape::Tracking;
+    if !followed || !repointed || !follows || owner.owner(entry.mark).is_err() {
+        return None;
+    }
+    if derivation.keeps(entry.mark, owner) {
+        return None;
+    }
+    match facts.acting {
+        Some(_) => requester::rule(facts, Act::Repoint, owner, false),
+        None => Some(Reason::Repointed { owner }),
     }
 }
 

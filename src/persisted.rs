@@ -55,7 +55,7 @@ const NONE: Persisted = Persisted {
     owner_references: false,
 };
 
-/// The ownerReferences alone: what a repoint changes (`crate::requester::repoint_rule`).
+/// The ownerReferences alone: what a repoint changes (`crate::derivation::repoint_rule`).
 pub const OWNER_REFERENCES: Persisted = Persisted {
     owner_references: true,
     ..NONE

@@ -37,13 +37,18 @@ pub fn rewritten(
     what: &str,
     edit: impl FnOnce(&mut Map<String, Value>, Value),
 ) -> Result<Vec<u8>, Refusal> {
-    let unreadable = |error: serde_json::Error| Refusal::Unreadable(error.to_string());
-    let mut payload: Value = serde_json::from_str(text).map_err(unreadable)?;
     let read: Value = serde_json::from_str(read)
         .map_err(|error| Refusal::Unreadable(format!("{what} is not JSON: {error}")))?;
+    edited(text, |request| edit(request, read))
+}
+
+/// The payload of a write (its text), its request rewritten by `edit`.
+pub fn edited(text: &str, edit: impl FnOnce(&mut Map<String, Value>)) -> Result<Vec<u8>, Refusal> {
+    let unreadable = |error: serde_json::Error| Refusal::Unreadable(error.to_string());
+    let mut payload: Value = serde_json::from_str(text).map_err(unreadable)?;
     let request = (payload.get_mut("request"))
         .and_then(Value::as_object_mut)
         .ok_or_else(|| Refusal::Unreadable("the payload has no `request` object".to_owned()))?;
-    edit(request, read);
+    edit(request);
     serde_json::to_vec(&payload).map_err(unreadable)
 }

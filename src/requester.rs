@@ -8,13 +8,13 @@
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner, or `access: Derive` when the controller carries that offer (or none) |
 //! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited |
 //! | write only CA bundles into what it owns ([`crate::edit`]) | `owner writes` | as the row above, or `access: InjectCA` |
-//! | point what it owns at another controller of a followed kind (`parentKinds`), keeping its marks | `identity` | acting for it, or `access: Write` ([`repoint_rule`]) |
+//! | point what it owns at another controller of a followed kind (`parentKinds`), keeping its marks | `identity` | acting for it, or `access: Write`; or a new controller that carries the owner ([`crate::derivation::repoint_rule`]) |
 //!
 //! An inherited mark is one the object's controller carries ([`crate::derivation`]). The access
 //! levels add up: `Own` does everything, `Write`, `Derive` and `InjectCA` each only their rows. Without
 //! identities every requester may do everything; an audit replay has no requester.
 
-use crate::facts::{Entry, Facts, Sides};
+use crate::facts::Facts;
 use crate::identity::Access;
 use crate::owner::Claim;
 use crate::violation::{Act, NotActing, Reason, Standing};
@@ -61,33 +61,6 @@ pub fn rule<'a>(
         owner,
         standing,
     }))
-}
-
-/// The repoint rule: why the requester may not give `entry`'s object, whose stored mark names
-/// `owner` and which keeps it, a new controller of a followed kind, if it may not. Its marks
-/// would follow that controller's from then on (a derived move, [`crate::derivation`]): under
-/// `writes: Any` too, only the owner's requesters (and `access: Write`) choose what an object
-/// it owns follows. Under `writes: Owner` the change is an owner write before it is this.
-pub fn repoint_rule<'a>(
-    facts: &Facts<'a>,
-    entry: &Entry<'a>,
-    owner: Claim<'a>,
-) -> Option<Reason<'a>> {
-    let Sides::Update(old, new) = facts.sides else {
-        return None;
-    };
-    let (old, new) = (&old.metadata, &new.metadata);
-    if entry.template.is_some() || old.owner_references_text() == new.owner_references_text() {
-        return None;
-    }
-    let controller = new.controller().ok().flatten()?;
-    let followed = (facts.settings.parent_kinds.iter())
-        .any(|kind| kind.names(&controller.api_version, &controller.kind));
-    let repointed = old.controller().ok().flatten().as_ref() != Some(&controller);
-    if !followed || !repointed || owner.owner(entry.mark).is_err() {
-        return None;
-    }
-    rule(facts, Act::Repoint, owner, false)
 }
 
 #[cfg(test)]

@@ -16,9 +16,9 @@
 use serde_json::{Map, Value, json};
 
 use crate::control_plane;
-use crate::derivation::{Lookup, Parents};
+use crate::derivation::{self, Checked, Lookup, Parents};
 use crate::reach::{self, Reach, Reached, Refusal};
-use crate::request::{AdmissionRequest, Object, Operation, SCALED};
+use crate::request::{AdmissionRequest, Operation, SCALED};
 use crate::settings::Settings;
 
 /// A `scale` UPDATE reaches its target (see the table): read, and the write rewritten as an
@@ -75,33 +75,12 @@ fn read(
 ) -> Result<String, String> {
     let scale_uid = (request.object.as_ref())
         .and_then(|scale| scale.metadata.uid().ok())
-        .filter(|uid| !uid.is_empty());
-    let object = parents
-        .get(target)
-        .map_err(|error| unreadable(target, &error))?;
-    let Some(scale_uid) = scale_uid else {
-        return Ok(object);
-    };
-    if uid_of(&object).is_none_or(|uid| uid == *scale_uid) {
-        return Ok(object);
+        .unwrap_or_default();
+    match derivation::read_checked(parents, target, &scale_uid) {
+        Ok(Checked::The(object)) => Ok(object),
+        Ok(Checked::Another { uid }) => Err(replaced(target, &scale_uid, &uid)),
+        Err(error) => Err(unreadable(target, &error)),
     }
-    let fresh = Lookup {
-        disable_cache: true,
-        ..*target
-    };
-    let object = parents
-        .get(&fresh)
-        .map_err(|error| unreadable(target, &error))?;
-    match uid_of(&object) {
-        Some(uid) if uid != *scale_uid => Err(replaced(target, &scale_uid, &uid)),
-        _ => Ok(object),
-    }
-}
-
-/// The `metadata.uid` of an object the host read, when its text says.
-fn uid_of(object: &str) -> Option<String> {
-    let object: Object<'_> = serde_json::from_str(object).ok()?;
-    object.metadata.uid().ok().map(|uid| uid.to_string())
 }
 
 /// The payload of a `scale` UPDATE (its text), rewritten as the UPDATE of its target `object`

@@ -195,10 +195,10 @@ impl Settings {
         self.writes == Writes::Owner && !self.identities.is_empty()
     }
 
-    /// Whether the policy judges who repoints an owned object at a followed controller under
-    /// any `writes` (`crate::requester::repoint_rule`): with identities and `parentKinds`.
+    /// Whether the policy judges repoints of an owned object at a followed controller under
+    /// any `writes` (`crate::derivation::repoint_rule`): with `parentKinds`.
     pub fn follows_repoints(&self) -> bool {
-        !self.identities.is_empty() && !self.parent_kinds.is_empty()
+        !self.parent_kinds.is_empty()
     }
 
     /// The operations the policy judges, as admission requests name them: CREATE and UPDATE,

@@ -410,17 +410,20 @@ fn an_audit_reports_a_mark_out_of_step_with_its_controller() {
     }
 }
 
-/// Camel K with identities, under `writes: Any` (examples/camel-k): pointing what an owner owns
-/// at another controller the settings follow is its owner's to do, for its marks would follow
-/// that controller's from then on; nothing else about the references is judged.
+/// Camel K under `writes: Any` (examples/camel-k), with identities and without: pointing what
+/// an owner owns at another controller the settings follow is its owner's to do, for its marks
+/// would follow that controller's from then on — unless the new controller, read, carries the
+/// same owner; nothing else about the references is judged.
 #[test]
-fn only_an_owners_requesters_repoint_what_it_owns() {
+fn only_an_owners_requesters_repoint_what_it_owns_elsewhere() {
     const OPERATOR_1: &str = "system:serviceaccount:camel-k:camel-k-operator";
     const OPERATOR_2: &str = "system:serviceaccount:camel-k-next:camel-k-operator";
-    let settings = json!({"ownerMarks": [{"annotation": CAMEL}],
+    let marks = json!([{"annotation": CAMEL}]);
+    let kinds = json!([{"apiVersion": "camel.apache.org/v1", "kind": "Integration"}]);
+    let plain = json!({"ownerMarks": marks, "parentKinds": kinds});
+    let identities = json!({"ownerMarks": marks, "parentKinds": kinds,
         "identities": [{"owners": ["operator-1"], "users": [OPERATOR_1]},
-                       {"owners": ["operator-2"], "users": [OPERATOR_2]}],
-        "parentKinds": [{"apiVersion": "camel.apache.org/v1", "kind": "Integration"}]});
+                       {"owners": ["operator-2"], "users": [OPERATOR_2]}]});
     let integration = controller("camel.apache.org/v1", "Integration", UID);
     let pipe = controller("camel.apache.org/v1", "Pipe", UID);
     let deployment = |references: &Value| {
@@ -440,26 +443,41 @@ fn only_an_owners_requesters_repoint_what_it_owns() {
             Some(deployment(new)),
         )
     };
-    let repoint = &["annotation camel.apache.org/operator.id: identity owned by \"operator-1\""];
-    let host = || Host {
-        api_version: "camel.apache.org/v1",
-        kind: "Integration",
-        parent: parent(UID, json!({}), json!({CAMEL: "operator-2"})),
-        calls: Cell::new(0),
-    };
+    let at = |id: &str| parent(UID, json!({}), json!({CAMEL: id}));
+    let identity = &["annotation camel.apache.org/operator.id: identity owned by \"operator-1\""];
+    let controller_rule =
+        &["annotation camel.apache.org/operator.id: controller owned by \"operator-1\""];
+    let forbidden = "integrations.camel.apache.org \"app\" is forbidden";
+    let none = &Value::Null;
     #[rustfmt::skip]
-    let rows: Vec<(&str, Value, Outcome, usize)> = vec![
-        ("another owner's requester points it at a followed controller",
-         update(OPERATOR_2, &Value::Null, &integration), denied(repoint, Some(Finding::Repointed)), 0),
-        ("its owner's requester does", update(OPERATOR_1, &Value::Null, &integration), Outcome::Allowed, 0),
-        ("at a kind not followed", update(OPERATOR_2, &Value::Null, &pipe), Outcome::Allowed, 0),
-        ("references kept", update(OPERATOR_2, &integration, &integration), Outcome::Allowed, 0),
-        ("the controller removed", update(OPERATOR_2, &integration, &Value::Null), Outcome::Allowed, 0),
+    let rows: Vec<(&str, &Value, Value, Held, Outcome, usize)> = vec![
+        ("another owner's requester points it at another owner's controller", &identities,
+         update(OPERATOR_2, none, &integration), at("operator-2"), denied(identity, carries("\"operator-2\"")), 1),
+        ("another owner's requester points it at a controller of its owner", &identities,
+         update(OPERATOR_2, none, &integration), at("operator-1"), Outcome::Allowed, 1),
+        ("its owner's requester points it anywhere", &identities,
+         update(OPERATOR_1, none, &integration), at("operator-2"), Outcome::Allowed, 0),
+        ("without identities, at another owner's controller", &plain,
+         update(OPERATOR_1, none, &integration), at("operator-2"), denied(controller_rule, carries("\"operator-2\"")), 1),
+        ("without identities, at a controller without the mark", &plain,
+         update(OPERATOR_1, none, &integration), parent(UID, json!({}), json!({})), denied(controller_rule, carries("none")), 1),
+        ("without identities, at a controller of its owner", &plain,
+         update(OPERATOR_2, none, &integration), at("operator-1"), Outcome::Allowed, 1),
+        ("without identities, at a controller that cannot be read", &plain,
+         update(OPERATOR_1, none, &integration), Err(forbidden), denied(controller_rule, Some(Finding::Unreadable(forbidden.to_owned()))), 1),
+        ("at a kind not followed", &plain, update(OPERATOR_2, none, &pipe), at("operator-2"), Outcome::Allowed, 0),
+        ("references kept", &plain, update(OPERATOR_2, &integration, &integration), at("operator-2"), Outcome::Allowed, 0),
+        ("the controller removed", &plain, update(OPERATOR_2, &integration, none), at("operator-2"), Outcome::Allowed, 0),
     ];
-    for (name, request, expected, calls) in rows {
-        let host = host();
+    for (name, settings, request, parent, expected, calls) in rows {
+        let host = Host {
+            api_version: "camel.apache.org/v1",
+            kind: "Integration",
+            parent,
+            calls: Cell::new(0),
+        };
         assert_eq!(
-            decide(&request, &settings, &host),
+            decide(&request, settings, &host),
             (expected, calls),
             "{name}"
         );

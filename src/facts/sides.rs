@@ -94,8 +94,8 @@ fn subresource_is_judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Setti
         persisted::changes(persisted.and(of), &old.metadata, &new.metadata)
     };
     let persists_a_change = || persists_a_change_of(persisted::ALL);
-    // Under `writes: Any`, with identities and followed kinds, a write that stores new owner
-    // references may repoint an owned object (`crate::requester::repoint_rule`).
+    // With followed kinds, a write that stores new owner references may repoint an owned
+    // object (`crate::derivation::repoint_rule`).
     let repoints =
         || settings.follows_repoints() && persists_a_change_of(persisted::OWNER_REFERENCES);
     (operation == Operation::Update

@@ -103,6 +103,12 @@ pub enum Reason<'a> {
     OutOfStep(Found),
     /// A Binding carries an owner mark (`binding`).
     ThroughBinding,
+    /// Without identities, an update points what `owner` owns at a new controller that does
+    /// not carry it, whose marks the object would follow (`controller`).
+    Repointed {
+        /// The object's owner.
+        owner: Claim<'a>,
+    },
 }
 
 /// A requester that does not act for an owner as an act needs.
@@ -172,7 +178,7 @@ impl Reason<'_> {
             | Reason::OfferByAnother { .. }
             | Reason::OfferToItself { .. }
             | Reason::OfferToUnfit { .. } => Rule::Offer,
-            Reason::OutOfStep(_) => Rule::Controller,
+            Reason::OutOfStep(_) | Reason::Repointed { .. } => Rule::Controller,
             Reason::ThroughBinding => Rule::Binding,
         }
     }
@@ -295,6 +301,12 @@ impl fmt::Display for Reason<'_> {
                 }
             }
             Reason::OutOfStep(found) => write!(f, "out of step with its controller: {found}"),
+            Reason::Repointed { owner } => write!(
+                f,
+                "its marks would follow a new controller's (parentKinds), and only one that \
+                 carries its owner may take it; point it at a controller of {owner}'s, or hand \
+                 it over with an offer first"
+            ),
             Reason::ThroughBinding => f.write_str(
                 "the API server copies a Binding's labels and annotations onto its Pod, where no \
                  rule would judge them; set owner marks on the Pod itself",

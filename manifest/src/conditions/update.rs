@@ -26,9 +26,9 @@ pub(super) fn condition(settings: &Settings, keys: &Keys) -> (&'static str, Expr
     match writes {
         false => {
             update.push(and([not_subresource(), templates_differ(keys)]));
-            // With identities and followed kinds, who repoints an owned object is judged: its
-            // marks would follow the new controller's (written or through a subresource that
-            // stores owner references).
+            // With followed kinds, a repoint of an owned object is judged: its marks would
+            // follow the new controller's (written or through a subresource that stores owner
+            // references).
             if settings.follows_repoints() {
                 let writes_it = or([not_subresource(), stores_a_change()]);
                 let repoints = and([carries(OLD, keys, None), metadata_differs(false)]);
