@@ -162,6 +162,7 @@ flux/denied-deployment-of-helmrelease-adopted-by-kustomization|label kustomize.t
 flux/denied-deployment-orphan-finalizer-removed-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-deployment-redeleted-in-the-foreground-by-other-kustomization|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-deployment-relabelled-by-a-person|label kustomize.toolkit.fluxcd.io/name|owner writes
+flux/denied-deployment-orphan-finalizer-stripped-through-status-by-other-tenant|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-deployment-reconcile-disabled-through-status-by-other-tenant|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-namespace-given-a-dangling-owner-through-status-by-other-tenant|label kustomize.toolkit.fluxcd.io/name|owner writes
 flux/denied-route-offered-by-knative-ahead-of-its-service|annotation single-owner-policy.io/offer|offer
