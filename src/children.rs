@@ -10,7 +10,7 @@
 //! | a CREATE, or a write the rules do not judge (a status write that stores no metadata) | as without its controllers: nobody's (the ReplicaSet controller's Pods are the control plane's) |
 //! | a status write (`pods/status`), which stores the annotations node agents write: Calico's CNI plugin its `cni.projectcalico.org/podIP` (a patch of `status`, libcalico-go `workloadendpoint.go` `patchPodAnnotations`), Multus its `network-status` (`UpdateStatus`, `setPodNetworkStatus`), istio-cni its `ambient.istio.io/redirection` | nobody's: an unmarked Pod's observed network state is its node's to write |
 //! | by a requester the control plane's table trusts, or that writes for every owner (`*`, `*/*`) | allowed, nothing read |
-//! | that finishes a deletion under way, or only adds finalizers                          | allowed, nothing read |
+//! | that finishes a deletion under way, changes nothing, or only adds finalizers        | allowed, nothing read |
 //! | whose stored controller is of a kind of [`CONTROLLERS`] or `parentKinds`             | the chain read, up to [`READS`] controllers, to the first that carries a mark: the write judged as one of an object that carries those marks (`owner writes`) |
 //! | a controller of another kind, none carrying a mark within [`READS`], one not found, or another object (uid) than named, past the cache | nobody's: its controller is gone, and the garbage collector deletes it |
 //! | a controller that cannot be read                                                     | denied, saying what policy-server needs |
@@ -121,7 +121,10 @@ fn judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<
         return None;
     }
     if let Sides::Update(old, new) = sides
-        && edit::of(&request.kind, old, new, request.is_subresource()) == Edit::AddsFinalizers
+        && matches!(
+            edit::of(&request.kind, old, new, request.is_subresource()),
+            Edit::Unchanged | Edit::AddsFinalizers
+        )
     {
         return None;
     }

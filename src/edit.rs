@@ -55,6 +55,7 @@ const CA_BUNDLES: [(&str, &str, &str, &[&str]); 4] = [
 ///
 /// | the update changes                                                   | edit             |
 /// |----------------------------------------------------------------------|------------------|
+/// | nothing, written to the object itself (not through a subresource)   | `Unchanged`      |
 /// | only finalizers, adding some, none of them `orphan` or `foregroundDeletion` | `AddsFinalizers` |
 /// | only the CA bundles of its kind ([`CA_BUNDLES`])                     | `InjectsCa`      |
 /// | anything else                                                        | `Other`          |
@@ -62,6 +63,8 @@ const CA_BUNDLES: [(&str, &str, &str, &[&str]); 4] = [
 /// The fields the API server maintains change with every write ([`MAINTAINED`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Edit {
+    /// Changes nothing: a controller's repeated update of an object as it is stored.
+    Unchanged,
     /// Adds finalizers that only hold the deletion until their controller has cleaned up.
     AddsFinalizers,
     /// Writes CA bundles, and nothing else.
@@ -90,6 +93,12 @@ pub fn of(
         true => Leeway::Body,
         false => Leeway::Nothing,
     };
+    // Through a subresource, what is written is read from the rewritten or stored sides the
+    // policy judges it by (a `scale` as its target, a Binding as its Pod), which keep the
+    // object as it is: such a write is never taken for one that changes nothing.
+    if !subresource && old_finalizers == new_finalizers && only(old, new, Leeway::Nothing) {
+        return Edit::Unchanged;
+    }
     if adds_finalizers && only(old, new, leeway) {
         return Edit::AddsFinalizers;
     }
@@ -284,9 +293,11 @@ mod tests {
             (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["a", "foregroundDeletion"]))]), Other),
             (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["b"]))]), Other),
             (&webhooks, &hook, changed(&hook, &[("/metadata/finalizers", json!(["a", "b"])), ("/metadata/labels", json!({"x": "y"}))]), Other),
-            (&config_maps, &hook, changed(&hook, &[("/metadata/resourceVersion", json!("2"))]), Other),
-            // a write that changes nothing else than CA bundles writes no more than an injector
-            (&webhooks, &hook, changed(&hook, &[("/metadata/resourceVersion", json!("2"))]), InjectsCa),
+            // what the API server maintains changes with every write
+            (&config_maps, &hook, changed(&hook, &[("/metadata/resourceVersion", json!("2"))]), Unchanged),
+            (&webhooks, &hook, changed(&hook, &[("/metadata/managedFields", json!([{"manager": "kyverno"}])), ("/metadata/generation", json!(2))]), Unchanged),
+            (&webhooks, &hook, changed(&hook, &[("/webhooks/0/failurePolicy", json!("Ignore"))]), Other),
+            (&webhooks, &hook, changed(&hook, &[("/metadata/labels", json!({"x": "y"}))]), Other),
             (&webhooks, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), InjectsCa),
             (&mutating, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), InjectsCa),
             (&config_maps, &hook, changed(&hook, &[("/webhooks/0/clientConfig/caBundle", json!("bmV3"))]), Other),

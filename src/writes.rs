@@ -6,6 +6,7 @@
 //! | `Owner`  | none                                              |                               | allowed                         |
 //! | `Owner`  | a value that names no owner (audit reports it)    |                               | allowed                         |
 //! | `Owner`  | valid                                             | finishes a deletion under way | allowed ([`crate::deletion`])   |
+//! | `Owner`  | valid                                             | changes nothing (but what the API server maintains) | allowed ([`crate::edit`]) |
 //! | `Owner`  | valid                                             | only adds finalizers, not `orphan` or `foregroundDeletion` | allowed ([`crate::edit`]) |
 //! | `Owner`  | valid                                             | only writes CA bundles        | the requester injects CA bundles for it (`access: InjectCA`), or writes for it |
 //! | `Owner`  | valid                                             | any other                     | the requester writes for it (or derives, for marks its controller carries) |
@@ -53,7 +54,7 @@ pub fn rule<'a>(
     }
     let denial = requester::rule(facts, Act::Write, owner, inherited)?;
     match facts.edit() {
-        Edit::AddsFinalizers => None,
+        Edit::Unchanged | Edit::AddsFinalizers => None,
         Edit::InjectsCa => requester::rule(facts, Act::InjectCa, owner, inherited),
         Edit::Other => Some(denial),
     }

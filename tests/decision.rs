@@ -365,12 +365,18 @@ fn finishing_a_deletion_under_way_needs_no_owner() {
                "data": {"k": data}})
     };
     let held = map(json!(["example.com/cleanup"]), "v");
+    let live = |data: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "x", "labels": {"camel.apache.org/operator.id": "operator-1"}},
+               "data": {"k": data}})
+    };
     #[rustfmt::skip]
     let rows = [
         (write("UPDATE", ALICE, "configmaps", held.clone(), map(json!([]), "v")), true),
         (write("DELETE", ALICE, "configmaps", held.clone(), Value::Null), true),
         (write("UPDATE", ALICE, "configmaps", held.clone(), map(json!([]), "w")), false),
-        (write("UPDATE", ALICE, "configmaps", labelled("operator-1"), labelled("operator-1")), false),
+        // no deletion under way: a write like any other
+        (write("UPDATE", ALICE, "configmaps", live("v"), live("w")), false),
     ];
     for (request, allowed) in rows {
         let outcome = decide(&request, &writes);

@@ -253,13 +253,17 @@ fn who_may_derive_and_what() {
             Some(request_of(owner, &certificate)),
         )
     };
+    // An update that changes something besides the marks: one that changes nothing is
+    // anyone's, and never read for.
     let update = |user, old, new| {
+        let mut new = request_of(new, &certificate);
+        new["spec"] = json!({"usages": ["server auth"]});
         request(
             "UPDATE",
             kind,
             user,
             Some(request_of(old, &certificate)),
-            Some(request_of(new, &certificate)),
+            Some(new),
         )
     };
     let delete = |user, owner| {

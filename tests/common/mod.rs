@@ -193,7 +193,7 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// An UPDATE from `old` to `new`.
+    /// An UPDATE from `old` to `new`, writing a spec besides ([`Request::json`]).
     pub fn update(
         kind: &'a str,
         namespace: &'a str,
@@ -258,7 +258,13 @@ impl<'a> Request<'a> {
             "" => format!("{}s", kind.to_lowercase()),
             plural => plural.to_owned(),
         };
-        let object = |side: Side| {
+        // An UPDATE writes something besides the marks (one that changes nothing is anyone's
+        // to send): its new side's spec differs from the stored one's.
+        let written = match self.operation {
+            "UPDATE" => json!({"written": true}),
+            _ => json!({}),
+        };
+        let object = |side: Side, spec: &Value| {
             let mut metadata = json!({"name": NAME});
             if !self.namespace.is_empty() && kind != "Namespace" {
                 metadata["namespace"] = json!(self.namespace);
@@ -271,7 +277,7 @@ impl<'a> Request<'a> {
             if !annotations.as_object().unwrap().is_empty() {
                 metadata["annotations"] = annotations;
             }
-            json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": {}})
+            json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": spec})
         };
         let groups = match self.groups {
             Some(groups) => json!(groups),
@@ -285,8 +291,8 @@ impl<'a> Request<'a> {
             "namespace": self.namespace,
             "operation": self.operation,
             "userInfo": {"username": self.user, "groups": groups},
-            "object": self.new.map_or(Value::Null, object),
-            "oldObject": self.old.map_or(Value::Null, object),
+            "object": self.new.map_or(Value::Null, |side| object(side, &written)),
+            "oldObject": self.old.map_or(Value::Null, |side| object(side, &json!({}))),
         });
         if !self.subresource.is_empty() {
             request["subResource"] = json!(self.subresource);

@@ -1,6 +1,8 @@
-//! Writes under `writes: Owner`: only an owner's requesters update or delete its objects (3).
+//! Writes under `writes: Owner`: only an owner's requesters update or delete its objects (3); an
+//! update that changes nothing is anyone's (23).
 
 use proptest::prelude::*;
+use serde_json::json;
 
 use crate::check;
 use crate::generators::{
@@ -98,6 +100,8 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
                     .all(|f| *f != "orphan" && *f != "foregroundDeletion");
             changed && !adds_finalizers
         };
+        // An UPDATE that changes nothing is anyone's to send (23).
+        let unchanged = case.unchanged();
         let status_keeping_labels = admission.op == Op::Status
             && (admission.new.as_ref())
                 .is_some_and(|new| keeps_every_owner(new) && !stores_a_change(new));
@@ -144,7 +148,7 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
                 "an UPDATE keeping X"
             };
             tally.count_named(
-                !exempt && !writes && !status_keeping_labels,
+                !exempt && !writes && !status_keeping_labels && !unchanged,
                 format!("{write} by a non-exempt requester not writing for X"),
             );
             tally.count_named(
@@ -191,7 +195,7 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
             );
             if response.accepted {
                 prop_assert!(
-                    writes || exempt || status_keeping_labels,
+                    writes || exempt || status_keeping_labels || unchanged,
                     "{shape:?}: {:?} of an object owned by {owner} accepted from {}, who does \
                      not write for it",
                     admission.op,
@@ -211,6 +215,54 @@ fn under_owner_writes_only_an_owners_requesters_update_or_delete_its_objects() {
                 );
             }
         }
+        Ok(())
+    });
+}
+
+/// 23. An UPDATE of the object itself that changes nothing — the stored object, but for a new
+///     `resourceVersion`, `generation` and `managedFields` — is allowed, whoever sends it
+///     (docs/rules.md, "What `writes: Owner` guards"): a controller writing back what it read.
+#[test]
+fn an_update_that_changes_nothing_is_anyones() {
+    let floors = [(
+        "an unchanged UPDATE of an owned object by a non-exempt requester not writing for its \
+         owner",
+        8.0,
+    )];
+    check(owned_writes(), &floors, |case, tally| {
+        let Some(old) = &case.admission.old else {
+            return Ok(());
+        };
+        if case.admission.op != Op::Update {
+            return Ok(());
+        }
+        let mut unchanged = case.clone();
+        unchanged.admission.new = Some(old.clone());
+        let mut request = unchanged.request_json();
+        // The builder's UPDATE writes a spec; this one writes the object as stored.
+        request["object"] = request["oldObject"].clone();
+        let metadata = &mut request["object"]["metadata"];
+        metadata["resourceVersion"] = json!("48214");
+        metadata["generation"] = json!(4);
+        metadata["managedFields"] = json!([{"manager": "kyverno", "operation": "Update"}]);
+        let response = respond(&request, &case.settings.json())?;
+        let owned_by_another = (case.settings.shapes.iter()).any(|&shape| {
+            let owner = case.claim(shape, old);
+            !owner.is_none()
+                && shape.owner(&owner) != Owner::Invalid
+                && !case.writes_for(&owner.id())
+        });
+        tally.count(
+            owned_by_another && case.exemption().is_none(),
+            "an unchanged UPDATE of an owned object by a non-exempt requester not writing for \
+             its owner",
+        );
+        prop_assert!(
+            response.accepted && response.message.is_none(),
+            "an UPDATE that changes nothing, by {}, answered {:?}",
+            case.admission.user,
+            response.message
+        );
         Ok(())
     });
 }

@@ -292,6 +292,13 @@ impl Case {
         json
     }
 
+    /// Whether the request is an UPDATE of the object itself that changes nothing: its object
+    /// is the stored one (`Edit::Unchanged`, anyone's to send).
+    pub(crate) fn unchanged(&self) -> bool {
+        let json = self.request_json();
+        self.admission.op == Op::Update && json["object"] == json["oldObject"]
+    }
+
     pub(crate) fn respond(&self) -> Result<Response, TestCaseError> {
         respond(&self.request_json(), &self.settings.json())
     }
