@@ -122,7 +122,7 @@ fn judged<'a>(request: &'a AdmissionRequest<'a>, settings: &Settings) -> Option<
     }
     if let Sides::Update(old, new) = sides
         && matches!(
-            edit::of(&request.kind, old, new, request.is_subresource()),
+            edit::of(old, new, request.is_subresource()),
             Edit::Unchanged | Edit::AddsFinalizers
         )
     {

@@ -13,7 +13,8 @@ use std::cell::OnceCell;
 
 use crate::deletion;
 use crate::edit::{self, Edit};
-use crate::identity::Acting;
+use crate::grant::{self, Grant};
+use crate::identity::{self, Acting};
 use crate::owner::{Claim, MarkName, Marks, OwnerMark};
 use crate::request::{AdmissionRequest, Object};
 use crate::settings::Settings;
@@ -161,11 +162,34 @@ impl<'a> Facts<'a> {
     /// (`writes: Owner`, for a requester that may not write); `Other` but for an UPDATE.
     pub fn edit(&self) -> Edit {
         *self.edit.get_or_init(|| match self.sides {
-            Sides::Update(old, new) => {
-                edit::of(&self.request.kind, old, new, self.request.is_subresource())
-            }
+            Sides::Update(old, new) => edit::of(old, new, self.request.is_subresource()),
             Sides::Create(_) | Sides::Delete(_) => Edit::Other,
         })
+    }
+
+    /// What the requester may change in what `owner` owns: the grants of its identities for
+    /// it ([`crate::grant`]). Read only when a rule asks (`writes: Owner`, for a requester that
+    /// may not write).
+    pub fn grants(&self, owner: Claim<'_>) -> Vec<&'a Grant> {
+        let id = owner.id();
+        identity::grants_for(&self.request.user_info, &self.settings.identities, &id)
+    }
+
+    /// What the request changes beyond `grants`, the first thing; `None` when they cover it.
+    pub fn beyond(&self, grants: &[&Grant]) -> Option<grant::Beyond> {
+        let guarded = |key: &str| {
+            *key == *self.settings.offer_annotation
+                || (self.settings.owner_marks.iter()).any(|mark| mark.keys().any(|(_, k)| k == key))
+        };
+        let fits = match self.sides {
+            Sides::Update(old, new) => {
+                let subresource = &self.request.sub_resource;
+                grant::fits(grants, &self.request.kind, old, new, subresource, &guarded)
+            }
+            Sides::Delete(_) => grant::deletes(grants),
+            Sides::Create(_) => Ok(()),
+        };
+        fits.err()
     }
 
     /// The entry of the object's own mark of key `key`.

@@ -20,6 +20,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use crate::dns::{is_dns_label, is_dns_subdomain};
+use crate::grant::Grant;
 use crate::request::{Text, UserInfo};
 
 /// The template for the requesting service account's namespace.
@@ -76,9 +77,34 @@ pub struct Identity {
     /// Group patterns (`*` wildcards), as in `request.userInfo.groups`.
     #[serde(default)]
     pub groups: Vec<String>,
-    /// What the bound requesters may do for these owners.
+    /// What the bound requesters may do for these owners ([`Identity::level`]).
     #[serde(default)]
-    pub access: Access,
+    pub access: Option<Access>,
+    /// What they may change in these owners' objects, and nothing else: the narrow form of
+    /// `Write` ([`crate::grant`]).
+    #[serde(default)]
+    pub changes: Vec<Grant>,
+}
+
+/// The grant `access: InjectCA` stands for.
+static CA_BUNDLES: Grant = Grant::CaBundles;
+
+impl Identity {
+    /// The access the identity gives: its `access`, `Changes` for `InjectCA` (the CA bundles)
+    /// or for `changes` given alone, and `Own` for neither.
+    pub fn level(&self) -> Access {
+        match (self.access, self.changes.is_empty()) {
+            (Some(Access::InjectCa), _) | (None, false) => Access::Changes,
+            (Some(access), _) => access,
+            (None, true) => Access::Own,
+        }
+    }
+
+    /// What it lets its requesters change: its `changes`, and the CA bundles for `InjectCA`.
+    pub fn grants(&self) -> impl Iterator<Item = &Grant> {
+        let injects = self.access == Some(Access::InjectCa);
+        self.changes.iter().chain(injects.then_some(&CA_BUNDLES))
+    }
 }
 
 /// What an identity lets its requesters do for its owners.
@@ -99,9 +125,13 @@ pub enum Access {
     Derive,
     /// Only write CA bundles into what the owners own, under `writes: Owner`: the CA injectors
     /// (cert-manager's cainjector, a chart's certificate hook), which write `caBundle` into
-    /// webhook configurations, CRDs and APIServices of every owner ([`crate::edit`]).
+    /// webhook configurations, CRDs and APIServices of every owner. The same as `changes:
+    /// [caBundles]` ([`Identity::level`]).
     #[serde(rename = "InjectCA")]
     InjectCa,
+    /// Only change what the identity's `changes` list in what the owners own, under `writes:
+    /// Owner` ([`crate::grant`]).
+    Changes,
 }
 
 /// The owners a requester acts for, and those it holds a lesser access for (`Write`, `Derive`,
@@ -129,7 +159,12 @@ impl Acting {
         let bound = identities
             .iter()
             .filter(|identity| binds(identity, user))
-            .flat_map(|identity| identity.owners.iter().map(|owner| (identity.access, owner)))
+            .flat_map(|identity| {
+                identity
+                    .owners
+                    .iter()
+                    .map(|owner| (identity.level(), owner))
+            })
             .filter_map(|(access, pattern)| Some((access, expand(pattern, account)?)));
         for pattern in bound {
             if let Err(at) = patterns.binary_search(&pattern) {
@@ -145,14 +180,10 @@ impl Acting {
     }
 
     /// Whether the requester holds `access` for the owner with this id: an identity binds it to
-    /// the owner with that access, or with one that includes it (`Own` all, `Write` `InjectCA`).
+    /// the owner with that access, or with `Own`, which includes every other.
     pub fn holds(&self, access: Access, owner: &str) -> bool {
         self.patterns.iter().any(|(level, pattern)| {
-            let includes = match level {
-                Access::Own => true,
-                Access::Write => matches!(access, Access::Write | Access::InjectCa),
-                _ => *level == access,
-            };
+            let includes = *level == Access::Own || *level == access;
             includes && matches_literals(&pattern.literals, owner)
         })
     }
@@ -196,14 +227,14 @@ impl Acting {
 
 impl fmt::Display for Acting {
     /// `none`, or the owner patterns, quoted and comma-separated; then `and writes for` those
-    /// it only writes for, `and derives for` those it only derives for, and `and injects CA for`
-    /// those it only injects CA bundles for, if any.
+    /// it only writes for, `and derives for` those it only derives for, and `and changes some
+    /// of` those it holds grants for ([`crate::grant`]), if any.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (access, what) in [
             (Access::Own, ""),
             (Access::Write, " and writes for "),
             (Access::Derive, " and derives for "),
-            (Access::InjectCa, " and injects CA for "),
+            (Access::Changes, " and changes some of what is owned by "),
         ] {
             let mut owners = self.bound(access).peekable();
             match (owners.peek(), access) {
@@ -260,6 +291,27 @@ fn expand(pattern: &str, account: Option<(&str, &str)>) -> Option<OwnerPattern> 
     Some(OwnerPattern { literals })
 }
 
+/// What `user` may change under `identities` in the objects of the owner with id `owner`: the
+/// grants of every identity that binds it with access `Changes` to a pattern of that owner.
+pub fn grants_for<'s>(
+    user: &UserInfo<'_>,
+    identities: &'s [Identity],
+    owner: &str,
+) -> Vec<&'s Grant> {
+    let account = service_account(&user.username).filter(|_| vouched(user));
+    let names = |identity: &&Identity| {
+        (identity.owners.iter())
+            .filter_map(|pattern| expand(pattern, account))
+            .any(|pattern| matches_literals(&pattern.literals, owner))
+    };
+    identities
+        .iter()
+        .filter(|identity| identity.level() == Access::Changes && binds(identity, user))
+        .filter(names)
+        .flat_map(Identity::grants)
+        .collect()
+}
+
 /// Matches `text` against a pattern in which `*` stands for any run of characters.
 pub fn matches(pattern: &str, text: &str) -> bool {
     let literals: Vec<&str> = pattern.split('*').collect();
@@ -312,7 +364,8 @@ mod tests {
             owners: strings(owners),
             users: strings(users),
             groups: strings(groups),
-            access: Access::Own,
+            access: None,
+            changes: Vec::new(),
         }
     }
 
@@ -458,7 +511,7 @@ mod tests {
             &["system:serviceaccount:cert-manager:cert-manager-cainjector"],
             &[],
         );
-        writer.access = Access::Write;
+        writer.access = Some(Access::Write);
         let identities = [
             writer,
             identity(&["ClusterExtension.*"], &[], &["olm-controllers"]),

@@ -55,6 +55,7 @@ pub mod dns;
 mod edit;
 mod error_path;
 mod facts;
+mod grant;
 mod handoff;
 mod identity;
 mod lookup;

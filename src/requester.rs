@@ -6,12 +6,12 @@
 //! | set the owner's mark                                  | `identity`     | acting for the owner, or `access: Derive` when the mark is inherited |
 //! | remove the owner's mark                               | `identity`     | acting for the owner, or `access: Derive` when the controller carries none |
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner, or `access: Derive` when the controller carries that offer (or none) |
-//! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited |
-//! | write only CA bundles into what it owns ([`crate::edit`]) | `owner writes` | as the row above, or `access: InjectCA` |
+//! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited; or changes that the requester's grants list ([`crate::grant`], judged in [`crate::writes`]) |
 //! | point what it owns at another controller of a followed kind (`parentKinds`), keeping its marks | `identity` | acting for it, or `access: Write`; or a new controller that carries the owner ([`crate::derivation::repoint_rule`]) |
 //!
 //! An inherited mark is one the object's controller carries ([`crate::derivation`]). The access
-//! levels add up: `Own` does everything, `Write`, `Derive` and `InjectCA` each only their rows. Without
+//! levels add up: `Own` does everything, `Write` and `Derive` each only their rows, `Changes`
+//! (and `InjectCA`, its CA bundles) only what its grants list. Without
 //! identities every requester may do everything; an audit replay has no requester.
 
 use crate::facts::Facts;
@@ -24,8 +24,6 @@ pub fn suffices(act: Act, inherited: bool) -> &'static [Access] {
     match (act, inherited) {
         (Act::Write, true) => &[Access::Write, Access::Derive],
         (Act::Write, false) => &[Access::Write],
-        (Act::InjectCa, true) => &[Access::Write, Access::Derive, Access::InjectCa],
-        (Act::InjectCa, false) => &[Access::Write, Access::InjectCa],
         (Act::Repoint, _) => &[Access::Write],
         (Act::Set | Act::Remove | Act::Offer | Act::Withdraw, true) => &[Access::Derive],
         _ => &[],
@@ -69,12 +67,12 @@ mod tests {
 
     #[test]
     fn identity_table() {
-        use Access::{Derive, InjectCa as Ca, Own, Write as W};
+        use Access::{Changes as Ca, Derive, Own, Write as W};
         use Act::*;
         const INHERITED: bool = true;
         const CLAIMED: bool = false;
         #[rustfmt::skip]
-        let rows: [(Act, bool, &[Access], bool); 30] = [
+        let rows: [(Act, bool, &[Access], bool); 24] = [
             // act,    the mark,  the levels held, allowed
             (Set,      CLAIMED,   &[Own],          true),
             (Set,      CLAIMED,   &[W, Derive, Ca], false),
@@ -98,12 +96,6 @@ mod tests {
             (Write,    INHERITED, &[W],            true),
             (Write,    INHERITED, &[Ca],           false),
             (Write,    INHERITED, &[],             false),
-            (InjectCa, CLAIMED,   &[Ca],           true),
-            (InjectCa, CLAIMED,   &[W],            true),
-            (InjectCa, CLAIMED,   &[Own],          true),
-            (InjectCa, CLAIMED,   &[Derive],       false),
-            (InjectCa, INHERITED, &[Derive],       true),
-            (InjectCa, INHERITED, &[],             false),
             (Repoint,  CLAIMED,   &[W],            true),
             (Repoint,  INHERITED, &[Derive, Ca],   false),
         ];

@@ -601,7 +601,31 @@ mod tests {
             ),
             (
                 r#"{"identities": [{"owners": ["ClusterExtension.a"], "users": ["a"], "access": "Read"}]}"#,
-                "identities[0].access: unknown variant `Read`, expected one of `Own`, `Write`, `Derive`, `InjectCA`",
+                "identities[0].access: unknown variant `Read`, expected one of `Own`, `Write`, `Derive`, `InjectCA`, `Changes`",
+            ),
+            (
+                r#"{"identities": [{"owners": ["*"], "users": ["a"], "access": "Write", "changes": ["replicas"]}]}"#,
+                "identities[0]: changes list all that its requesters may write for these owners, and access gives them more; leave access out with changes, or drop changes",
+            ),
+            (
+                r#"{"identities": [{"owners": ["*"], "users": ["a"], "access": "Changes"}]}"#,
+                "identities[0].changes: list what its requesters may change (access: Changes)",
+            ),
+            (
+                r#"{"identities": [{"owners": ["*"], "users": ["a"], "changes": [{"annotations": []}]}]}"#,
+                "identities[0].changes[0].annotations: list at least one",
+            ),
+            (
+                r#"{"identities": [{"owners": ["*"], "users": ["a"], "changes": [{"podTemplateEnv": ["*"]}]}]}"#,
+                r#"identities[0].changes[0].podTemplateEnv: "*" names no key; list the keys it changes"#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["*"], "users": ["a"], "changes": [{"labels": ["appID"]}, {"annotations": ["single-owner-policy.io/offer"]}]}]}"#,
+                r#"identities[0].changes[0].labels: "appID" is an owner mark's key or the offer, which no grant changes"#,
+            ),
+            (
+                r#"{"identities": [{"owners": ["*"], "users": ["a"], "changes": ["scale"]}]}"#,
+                "identities[0].changes[0]: unknown variant `scale`, expected one of `replicas`, `caBundles`",
             ),
             (
                 r#"{"trustedWriters": [{"users": ["system:serviceaccount:kube-system:*"], "resources": ["secrets"], "operations": ["UPDATE"]}]}"#,

@@ -264,7 +264,7 @@ pub fn lines(violations: &[Violation<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::identity::{Access, Acting, Identity};
+    use crate::identity::{Acting, Identity};
     use crate::owner::{InvalidOwner, OwnerMark, Place, Shape};
     use crate::request::{Text, UserInfo};
     use crate::scope::{ScopeViolation, Unfit};
@@ -324,7 +324,8 @@ mod tests {
             owners: owners.iter().map(|&owner| owner.to_owned()).collect(),
             users: vec!["alice".to_owned()],
             groups: Vec::new(),
-            access: Access::Own,
+            access: None,
+            changes: Vec::new(),
         };
         Acting::of(&user, &[identity])
     }
@@ -384,8 +385,8 @@ mod tests {
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
             (Reason::ThroughBinding,
              "the API server copies a Binding's labels and annotations onto its Pod, where no rule would judge them; set owner marks on the Pod itself"),
-            (not_acting(Act::InjectCa, none()),
-             r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may write CA bundles into it (writes: Owner, or access: InjectCA)"#),
+            (not_acting(Act::Write, Standing::Changes { grants: "replicas".to_owned(), beyond: "spec.template".to_owned() }),
+             r#"user alice only changes replicas in what "operator-1" owns (changes), and the write changes spec.template; only a requester acting for an owner may update or delete it (writes: Owner)"#),
             (not_acting(Act::Offer, none()),
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may offer it or withdraw an offer of it"#),
             (not_acting(Act::Withdraw, none()),

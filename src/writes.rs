@@ -8,8 +8,7 @@
 //! | `Owner`  | valid                                             | finishes a deletion under way | allowed ([`crate::deletion`])   |
 //! | `Owner`  | valid                                             | changes nothing (but what the API server maintains) | allowed ([`crate::edit`]) |
 //! | `Owner`  | valid                                             | only adds finalizers, not `orphan` or `foregroundDeletion` | allowed ([`crate::edit`]) |
-//! | `Owner`  | valid                                             | only writes CA bundles        | the requester injects CA bundles for it (`access: InjectCA`), or writes for it |
-//! | `Owner`  | valid                                             | any other                     | the requester writes for it (or derives, for marks its controller carries) |
+//! | `Owner`  | valid                                             | any other                     | the requester writes for it (or derives, for marks its controller carries), or changes only what its grants for it list ([`crate::grant`]; `access: InjectCA`, the CA bundles) |
 //!
 //! `writes: Owner` keeps what an owner declared — its spec, data, labels and annotations, the
 //! finalizers that say how its deletion propagates — from being changed or deleted by anyone
@@ -26,10 +25,11 @@
 
 use crate::edit::Edit;
 use crate::facts::{Entry, Facts};
+use crate::grant;
 use crate::owner::Claim;
 use crate::requester;
 use crate::settings::Writes;
-use crate::violation::{Act, Reason};
+use crate::violation::{Act, NotActing, Reason, Standing};
 
 /// Whether a write of an object needs the requester to write for its mark's owner: `owner`
 /// tells whether the mark names one (`None`) and whether it is valid, read only when the rest
@@ -53,10 +53,23 @@ pub fn rule<'a>(
         return None;
     }
     let denial = requester::rule(facts, Act::Write, owner, inherited)?;
-    match facts.edit() {
-        Edit::Unchanged | Edit::AddsFinalizers => None,
-        Edit::InjectsCa => requester::rule(facts, Act::InjectCa, owner, inherited),
-        Edit::Other => Some(denial),
+    if facts.edit() != Edit::Other {
+        return None;
+    }
+    let grants = facts.grants(owner);
+    if grants.is_empty() {
+        return Some(denial);
+    }
+    let beyond = facts.beyond(&grants)?;
+    match denial {
+        Reason::NotActing(not_acting) => Some(Reason::NotActing(NotActing {
+            standing: Standing::Changes {
+                grants: grant::names(&grants),
+                beyond,
+            },
+            ..not_acting
+        })),
+        denial => Some(denial),
     }
 }
 

@@ -8,8 +8,9 @@ use crate::control_plane::{
     KUBE_SYSTEM_GROUP, KUBE_SYSTEM_PREFIX, TrustedWriter, is_resource, reaches_kube_system,
 };
 use crate::dns::{SUBDOMAIN_MAX, is_dns_subdomain, is_label_char};
+use crate::grant::Grant;
 use crate::identity::{
-    Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
+    Access, Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
 };
 use crate::owner::{Claim, Format, OwnerMark, Place};
 use crate::request::Operation;
@@ -175,6 +176,55 @@ pub(super) fn check_identity(
     }
     check_names(&format!("{field}.users"), &identity.users, problems);
     check_names(&format!("{field}.groups"), &identity.groups, problems);
+    check_changes(identity, field, settings, problems);
+}
+
+/// Checks an identity's grants ([`crate::grant`]): given alone (or with `access: Changes`),
+/// each list naming something, none a key the settings guard.
+fn check_changes(
+    identity: &Identity,
+    field: &str,
+    settings: &Settings,
+    problems: &mut Vec<String>,
+) {
+    let narrows = matches!(
+        identity.access,
+        None | Some(Access::Changes | Access::InjectCa)
+    );
+    if !identity.changes.is_empty() && !narrows {
+        problems.push(format!(
+            "{field}: changes list all that its requesters may write for these owners, and \
+             access gives them more; leave access out with changes, or drop changes"
+        ));
+    }
+    if identity.access == Some(Access::Changes) && identity.changes.is_empty() {
+        problems.push(format!(
+            "{field}.changes: list what its requesters may change (access: Changes)"
+        ));
+    }
+    let guarded = |key: &str| {
+        key == settings.offer_annotation
+            || (settings.owner_marks.iter()).any(|mark| mark.keys().any(|(_, k)| k == key))
+    };
+    for (index, grant) in identity.changes.iter().enumerate() {
+        let at = format!("{field}.changes[{index}].{}", grant.name());
+        if grant.lists() && grant.keys().is_empty() {
+            problems.push(format!("{at}: list at least one"));
+        }
+        for key in grant.keys() {
+            if key.is_empty() || key == "*" {
+                problems.push(format!(
+                    "{at}: {key:?} names no key; list the keys it changes"
+                ));
+            }
+            let metadata = matches!(grant, Grant::Annotations(_) | Grant::Labels(_));
+            if metadata && guarded(key) {
+                problems.push(format!(
+                    "{at}: {key:?} is an owner mark's key or the offer, which no grant changes"
+                ));
+            }
+        }
+    }
 }
 
 /// Checks one trusted writer: who it is, what it writes, and that no wildcard reaches the

@@ -131,6 +131,13 @@ pub enum Standing {
     WritesOnly,
     /// Nothing: it acts for these owners, and others.
     ActsFor(Acting),
+    /// Only what its grants list ([`crate::grant`]), and the write changes more.
+    Changes {
+        /// The grants it holds for the owner, as settings name them.
+        grants: String,
+        /// The first thing the write changes beyond them.
+        beyond: String,
+    },
 }
 
 /// What a requester does to an owner, as the identity rules judge it.
@@ -142,9 +149,6 @@ pub enum Act {
     Remove,
     /// Updates or deletes what the owner owns, under `writes: Owner` (`owner writes`).
     Write,
-    /// Writes only CA bundles into what the owner owns, under `writes: Owner` (`owner writes`,
-    /// [`crate::edit`]).
-    InjectCa,
     /// Makes an offer of the owner's object (`offer`).
     Offer,
     /// Withdraws or changes the owner's offer (`offer`).
@@ -167,7 +171,7 @@ impl Reason<'_> {
             Reason::SecondOwner { .. } => Rule::OneOwner,
             Reason::NotActing(NotActing { act, .. }) => match act {
                 Act::Set | Act::Remove | Act::Repoint => Rule::Identity,
-                Act::Write | Act::InjectCa => Rule::OwnerWrites,
+                Act::Write => Rule::OwnerWrites,
                 Act::Offer | Act::Withdraw => Rule::Offer,
             },
             Reason::OfferNotConsumed { .. }
@@ -331,6 +335,11 @@ impl fmt::Display for NotActing<'_> {
             Standing::WritesOnly => {
                 write!(f, "user {user} only writes for {owner} (access: Write)")?
             }
+            Standing::Changes { grants, beyond } => write!(
+                f,
+                "user {user} only changes {grants} in what {owner} owns (changes), and the \
+                 write changes {beyond}"
+            )?,
             Standing::ActsFor(acting) => {
                 write!(f, "user {user} acts for {acting}, not for {owner}")?
             }
@@ -339,7 +348,6 @@ impl fmt::Display for NotActing<'_> {
             Act::Set => "set",
             Act::Remove => "remove",
             Act::Write => "update or delete",
-            Act::InjectCa => "write CA bundles into",
             Act::Offer => "offer it or withdraw an offer of",
             Act::Withdraw => "withdraw or change an offer of",
             Act::Repoint => "repoint",
@@ -347,7 +355,6 @@ impl fmt::Display for NotActing<'_> {
         write!(f, "; only a requester acting for an owner may {act} it")?;
         match self.act {
             Act::Write => f.write_str(" (writes: Owner)")?,
-            Act::InjectCa => f.write_str(" (writes: Owner, or access: InjectCA)")?,
             Act::Repoint => {
                 f.write_str(" at another controller, whose marks it would follow (parentKinds)")?
             }
