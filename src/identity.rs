@@ -132,6 +132,10 @@ pub enum Access {
     /// Only change what the identity's `changes` list in what the owners own, under `writes:
     /// Owner` ([`crate::grant`]).
     Changes,
+    /// Only restore what the owners own: create objects with their marks as a backup kept
+    /// them, and write what they own keeping the marks (a backup tool: Velero). It never moves,
+    /// removes or offers a mark.
+    Restore,
 }
 
 /// The owners a requester acts for, and those it holds a lesser access for (`Write`, `Derive`,
@@ -227,13 +231,15 @@ impl Acting {
 
 impl fmt::Display for Acting {
     /// `none`, or the owner patterns, quoted and comma-separated; then `and writes for` those
-    /// it only writes for, `and derives for` those it only derives for, and `and changes some
-    /// of` those it holds grants for ([`crate::grant`]), if any.
+    /// it only writes for, `and derives for` those it only derives for, `and restores for`
+    /// those it only restores, and `and changes some of what is owned by` those it holds
+    /// grants for ([`crate::grant`]), if any.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (access, what) in [
             (Access::Own, ""),
             (Access::Write, " and writes for "),
             (Access::Derive, " and derives for "),
+            (Access::Restore, " and restores for "),
             (Access::Changes, " and changes some of what is owned by "),
         ] {
             let mut owners = self.bound(access).peekable();

@@ -3,10 +3,10 @@
 //!
 //! | act                                                   | rule           | needs                          |
 //! |-------------------------------------------------------|----------------|--------------------------------|
-//! | set the owner's mark                                  | `identity`     | acting for the owner, or `access: Derive` when the mark is inherited |
+//! | set the owner's mark                                  | `identity`     | acting for the owner, or `access: Derive` when the mark is inherited; on CREATE, `access: Restore` |
 //! | remove the owner's mark                               | `identity`     | acting for the owner, or `access: Derive` when the controller carries none |
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner, or `access: Derive` when the controller carries that offer (or none) |
-//! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write`, or `access: Derive` when the marks are inherited; or changes that the requester's grants list ([`crate::grant`], judged in [`crate::writes`]) |
+//! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write` (`Restore`: updates only), or `access: Derive` when the marks are inherited; or changes that the requester's grants list ([`crate::grant`], judged in [`crate::writes`]) |
 //! | point what it owns at another controller of a followed kind (`parentKinds`), keeping its marks | `identity` | acting for it, or `access: Write`; or a new controller that carries the owner ([`crate::derivation::repoint_rule`]) |
 //!
 //! An inherited mark is one the object's controller carries ([`crate::derivation`]). The access
@@ -14,26 +14,38 @@
 //! (and `InjectCA`, its CA bundles) only what its grants list. Without
 //! identities every requester may do everything; an audit replay has no requester.
 
-use crate::facts::Facts;
+use crate::facts::{Facts, Sides};
 use crate::identity::Access;
 use crate::owner::Claim;
+use crate::request::Operation;
 use crate::violation::{Act, NotActing, Reason, Standing};
 
-/// The access levels below `Own` that allow `act`, on a mark `inherited` or not.
-pub fn suffices(act: Act, inherited: bool) -> &'static [Access] {
-    match (act, inherited) {
-        (Act::Write, true) => &[Access::Write, Access::Derive],
-        (Act::Write, false) => &[Access::Write],
-        (Act::Repoint, _) => &[Access::Write],
-        (Act::Set | Act::Remove | Act::Offer | Act::Withdraw, true) => &[Access::Derive],
+/// The access levels below `Own` that allow `act`, on a mark `inherited` or not, in a request
+/// of `operation`.
+pub fn suffices(act: Act, inherited: bool, operation: Operation) -> &'static [Access] {
+    use Operation::{Create, Update};
+    match (act, inherited, operation) {
+        (Act::Write, true, Update) => &[Access::Write, Access::Derive, Access::Restore],
+        (Act::Write, true, _) => &[Access::Write, Access::Derive],
+        (Act::Write, false, Update) => &[Access::Write, Access::Restore],
+        (Act::Write, false, _) => &[Access::Write],
+        (Act::Repoint, ..) => &[Access::Write],
+        (Act::Set, true, Create) => &[Access::Derive, Access::Restore],
+        (Act::Set, false, Create) => &[Access::Restore],
+        (Act::Set | Act::Remove | Act::Offer | Act::Withdraw, true, _) => &[Access::Derive],
         _ => &[],
     }
 }
 
 /// Whether a requester that `holds` these access levels for an owner may `act` on a mark
-/// `inherited` or not.
-pub fn allows(holds: impl Fn(Access) -> bool, act: Act, inherited: bool) -> bool {
-    holds(Access::Own) || suffices(act, inherited).iter().any(|level| holds(*level))
+/// `inherited` or not, in a request of `operation`.
+pub fn allows(
+    holds: impl Fn(Access) -> bool,
+    act: Act,
+    inherited: bool,
+    operation: Operation,
+) -> bool {
+    holds(Access::Own) || (suffices(act, inherited, operation).iter()).any(|level| holds(*level))
 }
 
 /// The identity rule: why the requester may not `act` on `owner` — `inherited` from the
@@ -46,7 +58,12 @@ pub fn rule<'a>(
 ) -> Option<Reason<'a>> {
     let acting = facts.acting.as_ref()?;
     let id = owner.id();
-    if allows(|level| acting.holds(level, &id), act, inherited) {
+    let operation = match facts.sides {
+        Sides::Create(_) => Operation::Create,
+        Sides::Update(..) => Operation::Update,
+        Sides::Delete(_) => Operation::Delete,
+    };
+    if allows(|level| acting.holds(level, &id), act, inherited, operation) {
         return None;
     }
     let standing = match acting.holds(Access::Write, &id) {
@@ -67,43 +84,51 @@ mod tests {
 
     #[test]
     fn identity_table() {
-        use Access::{Changes as Ca, Derive, Own, Write as W};
+        use Access::{Changes as Ca, Derive, Own, Restore as R, Write as W};
         use Act::*;
+        use Operation::{Create as CREATE, Delete as DELETE, Update as UPDATE};
         const INHERITED: bool = true;
         const CLAIMED: bool = false;
         #[rustfmt::skip]
-        let rows: [(Act, bool, &[Access], bool); 24] = [
-            // act,    the mark,  the levels held, allowed
-            (Set,      CLAIMED,   &[Own],          true),
-            (Set,      CLAIMED,   &[W, Derive, Ca], false),
-            (Set,      INHERITED, &[Derive],       true),
-            (Set,      INHERITED, &[W, Ca],        false),
-            (Remove,   CLAIMED,   &[Own],          true),
-            (Remove,   CLAIMED,   &[W, Derive, Ca], false),
-            (Remove,   INHERITED, &[Derive],       true),
-            (Remove,   INHERITED, &[W, Ca],        false),
-            (Offer,    CLAIMED,   &[Own],          true),
-            (Offer,    CLAIMED,   &[W, Derive, Ca], false),
-            (Offer,    INHERITED, &[Derive],       true),
-            (Offer,    INHERITED, &[W, Ca],        false),
-            (Withdraw, CLAIMED,   &[Own],          true),
-            (Withdraw, INHERITED, &[Derive],       true),
-            (Withdraw, INHERITED, &[W, Ca],        false),
-            (Write,    CLAIMED,   &[Own],          true),
-            (Write,    CLAIMED,   &[W],            true),
-            (Write,    CLAIMED,   &[Derive, Ca],   false),
-            (Write,    INHERITED, &[Derive],       true),
-            (Write,    INHERITED, &[W],            true),
-            (Write,    INHERITED, &[Ca],           false),
-            (Write,    INHERITED, &[],             false),
-            (Repoint,  CLAIMED,   &[W],            true),
-            (Repoint,  INHERITED, &[Derive, Ca],   false),
+        let rows: [(Act, bool, Operation, &[Access], bool); 31] = [
+            // act, the mark, a CREATE, the levels held, allowed
+            (Set, CLAIMED, UPDATE, &[Own], true),
+            (Set, CLAIMED, UPDATE, &[W, Derive, Ca], false),
+            (Set, INHERITED, UPDATE, &[Derive], true),
+            (Set, INHERITED, UPDATE, &[W, Ca], false),
+            (Remove, CLAIMED, UPDATE, &[Own], true),
+            (Remove, CLAIMED, UPDATE, &[W, Derive, Ca], false),
+            (Remove, INHERITED, UPDATE, &[Derive], true),
+            (Remove, INHERITED, UPDATE, &[W, Ca], false),
+            (Offer, CLAIMED, UPDATE, &[Own], true),
+            (Offer, CLAIMED, UPDATE, &[W, Derive, Ca], false),
+            (Offer, INHERITED, UPDATE, &[Derive], true),
+            (Offer, INHERITED, UPDATE, &[W, Ca], false),
+            (Withdraw, CLAIMED, UPDATE, &[Own], true),
+            (Withdraw, INHERITED, UPDATE, &[Derive], true),
+            (Withdraw, INHERITED, UPDATE, &[W, Ca], false),
+            (Write, CLAIMED, UPDATE, &[Own], true),
+            (Write, CLAIMED, UPDATE, &[W], true),
+            (Write, CLAIMED, UPDATE, &[Derive, Ca], false),
+            (Write, INHERITED, UPDATE, &[Derive], true),
+            (Write, INHERITED, UPDATE, &[W], true),
+            (Write, INHERITED, UPDATE, &[Ca], false),
+            (Write, INHERITED, UPDATE, &[], false),
+            (Repoint, CLAIMED, UPDATE, &[W], true),
+            (Repoint, INHERITED, UPDATE, &[Derive, Ca], false),
+            (Set, CLAIMED, CREATE, &[R], true),
+            (Set, INHERITED, CREATE, &[R], true),
+            (Set, CLAIMED, UPDATE, &[R], false),
+            (Remove, CLAIMED, UPDATE, &[R], false),
+            (Offer, CLAIMED, UPDATE, &[R], false),
+            (Write, CLAIMED, UPDATE, &[R], true),
+            (Write, CLAIMED, DELETE, &[R], false),
         ];
-        for (act, inherited, held, allowed) in rows {
+        for (act, inherited, operation, held, allowed) in rows {
             assert_eq!(
-                allows(|level| held.contains(&level), act, inherited),
+                allows(|level| held.contains(&level), act, inherited, operation),
                 allowed,
-                "{act:?} inherited {inherited}: holds {held:?}"
+                "{act:?} inherited {inherited}, {operation}: holds {held:?}"
             );
         }
     }

@@ -115,6 +115,7 @@ fn a_writer_changes_only_what_it_is_granted() {
         ("the owner's reconciler writes anything",      write(TENANT, stored.clone(), with(&scaled, &[("/spec/template/spec", json!({"x": 1}))])), Expect::Allowed, None),
     ];
     for (name, request, expected, held) in rows {
+        println!("{name}");
         let evaluated = evaluate(&request, &settings);
         expected.check(&evaluated);
         let held = held.map(|(grants, beyond)| (grants.to_owned(), beyond.to_owned()));
@@ -140,4 +141,36 @@ fn a_writer_changes_only_what_it_is_granted() {
             &write(KARPENTER, elsewhere, hashed_elsewhere),
             &settings,
         ));
+}
+
+/// `access: Restore` (a backup tool, Velero): it creates objects with the marks a backup kept,
+/// and updates what owners own keeping them; it never removes a mark, nor deletes.
+#[test]
+fn a_restore_recreates_what_owners_owned_and_takes_nothing() {
+    const VELERO: &str = "system:serviceaccount:velero:velero";
+    let settings = merged(
+        flux_shape(),
+        &json!({"writes": "Owner", "identities": [
+            {"owners": ["${namespace}/*"], "users": ["system:serviceaccount:*:flux-reconciler"]},
+            {"owners": ["*"], "users": [VELERO], "access": "Restore"},
+        ]}),
+    );
+    let stored = deployment();
+    let mut create = write(VELERO, Value::Null, stored.clone());
+    create["operation"] = json!("CREATE");
+    let unmarked = with(&stored, &[("/metadata/labels", json!({}))]);
+    let patched = with(&stored, &[("/spec/replicas", json!(3))]);
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Value, Expect)> = vec![
+        ("it creates a release's Deployment from a backup", create, Expect::Allowed),
+        ("it patches it back to the backup",               write(VELERO, stored.clone(), patched), Expect::Allowed),
+        ("it removes the release's mark",                  write(VELERO, stored.clone(), unmarked),
+            Expect::Denied(&["label helm.toolkit.fluxcd.io/name: identity from \"shop/apps\" to none"])),
+        ("it deletes it",                                  write(VELERO, stored.clone(), Value::Null), Expect::Denied(OWNER_WRITES)),
+    ];
+    for (name, request, expected) in rows {
+        let evaluated = evaluate(&request, &settings);
+        println!("{name}");
+        expected.check(&evaluated);
+    }
 }
