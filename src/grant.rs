@@ -76,6 +76,26 @@ impl Grant {
         }
     }
 
+    /// The grant of this name, with these keys where it lists some (the catalogue's form of
+    /// what settings write); `None` for a name no grant has.
+    pub fn of(name: &str, keys: &[&str]) -> Option<Grant> {
+        let keys = || keys.iter().map(|&key| key.to_owned()).collect();
+        Some(match name {
+            "replicas" => Grant::Replicas,
+            "caBundles" => Grant::CaBundles,
+            "webhookFailurePolicy" => Grant::WebhookFailurePolicy,
+            "resize" => Grant::Resize,
+            "delete" => Grant::Delete,
+            "annotations" => Grant::Annotations(keys()),
+            "labels" => Grant::Labels(keys()),
+            "finalizers" => Grant::Finalizers(keys()),
+            "podTemplateAnnotations" => Grant::PodTemplateAnnotations(keys()),
+            "podTemplateEnv" => Grant::PodTemplateEnv(keys()),
+            "serviceSelector" => Grant::ServiceSelector(keys()),
+            _ => return None,
+        })
+    }
+
     /// Whether the grant lists keys or names.
     pub fn lists(&self) -> bool {
         !matches!(

@@ -83,6 +83,7 @@ pub use persisted::PERSISTING;
 pub use request::{BINDING, BOUND, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;
 pub use settings::Settings;
+pub use settings::writers::{Binding, WRITERS, Writer};
 pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};
 
 use kubewarden_policy_sdk::protocol_version_guest;

@@ -18,7 +18,7 @@ use crate::derivation::{NoHost, Parents};
 use crate::error_path;
 use crate::mutation;
 use crate::reach::{Reach, Reached, Refusal};
-use crate::request::{AdmissionRequest, null_as_default};
+use crate::request::AdmissionRequest;
 use crate::scale;
 use crate::settings::Settings;
 use crate::violation::{self, Violation};
@@ -243,7 +243,7 @@ struct ValidatePayload<'a> {
     #[serde(borrow)]
     request: AdmissionRequest<'a>,
     /// The policy settings; missing or `null` means the defaults.
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "Settings::in_payload")]
     settings: Settings,
 }
 

@@ -8,8 +8,10 @@ use serde::Deserialize;
 
 mod check;
 mod parents;
+pub mod writers;
 
 pub use parents::{ParentKind, group_of};
+pub use writers::ClusterWriter;
 
 use check::{
     check_identity, check_label_key, check_names, check_objects, check_owner_mark,
@@ -83,6 +85,13 @@ pub struct Settings {
     /// ([`crate::derivation`]); read through Kubewarden's context-aware lookups.
     #[serde(default)]
     pub parent_kinds: Vec<ParentKind>,
+    /// The cluster's writers enabled by name, from the catalogue ([`writers::WRITERS`]): each
+    /// adds its identities and the kinds it derives from ([`Settings::with_writers`]).
+    #[serde(default)]
+    pub cluster_writers: Vec<ClusterWriter>,
+    /// How many of `identities` the cluster writers added, last.
+    #[serde(skip)]
+    pub writer_identities: usize,
 }
 
 /// Allow or deny one kind of owner transition.
@@ -184,6 +193,8 @@ impl Default for Settings {
             offer_annotation: default_offer_annotation(),
             trusted_writers: Vec::new(),
             parent_kinds: Vec::new(),
+            cluster_writers: Vec::new(),
+            writer_identities: 0,
         }
     }
 }
@@ -233,7 +244,16 @@ impl Settings {
         check_objects(&document)?;
         let settings: Option<Settings> =
             serde_json::from_str(text).map_err(|error| error_path::explain(json, &error))?;
-        Ok(settings.unwrap_or_default())
+        Ok(settings.unwrap_or_default().with_writers())
+    }
+
+    /// Reads settings where a payload holds them: `null` or missing means the defaults, and
+    /// the cluster writers they enable are added ([`Settings::with_writers`]).
+    pub fn in_payload<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Settings, D::Error> {
+        let settings: Option<Settings> = Deserialize::deserialize(deserializer)?;
+        Ok(settings.unwrap_or_default().with_writers())
     }
 
     /// Checks what the types cannot: label key syntax, kind names, duplicates and contradictions.
@@ -297,6 +317,7 @@ impl Settings {
             check_trusted_writer(writer, &format!("trustedWriters[{index}]"), &mut problems);
         }
         parents::check_parent_kinds(&self.parent_kinds, &mut problems);
+        writers::check(&self.cluster_writers, &mut problems);
         if self.identities.is_empty() {
             if self.writes == Writes::Owner {
                 problems.push(
@@ -622,6 +643,22 @@ mod tests {
             (
                 r#"{"identities": [{"owners": ["*"], "users": ["a"], "changes": [{"labels": ["appID"]}, {"annotations": ["single-owner-policy.io/offer"]}]}]}"#,
                 r#"identities[0].changes[0].labels: "appID" is an owner mark's key or the offer, which no grant changes"#,
+            ),
+            (
+                r#"{"clusterWriters": [{"name": "kedaa"}]}"#,
+                r#"clusterWriters[0].name: the catalogue has no writer "kedaa"; it has argo-rollouts, cert-manager, crossplane,"#,
+            ),
+            (
+                r#"{"clusterWriters": [{"name": "keda"}, {"name": "keda", "namespace": "Keda"}]}"#,
+                r#"clusterWriters[1].name: "keda" is enabled twice"#,
+            ),
+            (
+                r#"{"clusterWriters": [{"name": "keda", "namespace": "Keda"}]}"#,
+                r#"clusterWriters[0].namespace: "Keda" is not a namespace name (a DNS-1123 label)"#,
+            ),
+            (
+                r#"{"clusterWriters": [{"name": "keda", "role": "x"}]}"#,
+                "clusterWriters[0].role: unknown field `role`, expected `name` or `namespace`",
             ),
             (
                 r#"{"identities": [{"owners": ["*"], "users": ["a"], "changes": ["scale"]}]}"#,

@@ -262,6 +262,7 @@ fn form_entry_defaults_are_accepted() {
             "operations": ["CREATE", "UPDATE"]
         },
         "parentKinds": {"apiVersion": "camel.apache.org/v1", "kind": "Integration"},
+        "clusterWriters": {"name": "keda"},
     });
     let questions = questions();
     for q in questions
