@@ -449,6 +449,51 @@ marked() {
     bypassed_by "user system:serviceaccount:kube-system:helm-hooks of exempt group system:serviceaccounts" "label appID" "owner change"
 }
 
+# --- the cluster's writers ----------------------------------------------------------------
+
+# Each writer of the catalogue (src/settings/writers.rs, docs/writers.md), under
+# test_data/writers/settings.yaml: its writes (test_data/writers/<name>/allowed-*.json, shaped
+# from its source as test_data/writers/<name>/SOURCE cites) are allowed with it enabled, and
+# denied without it, the denial naming the writer to enable; a write one step wider than its
+# grants (wider-*.json) is denied with it enabled. A sample that reads the host has its session
+# in test_data/writers/<name>/sessions/<sample>.yml.
+@test "cluster writers: each writer's writes pass with it enabled, are denied without it, naming it, and one step wider (test_data/writers/)" {
+    local writers=0 wrong=() name dir enabled file sample session message
+    for name in $(grep -o '^| `[a-z-]*`' docs/writers.md | tr -d '|` '); do
+        writers=$((writers + 1))
+        dir=test_data/writers/$name
+        [ -d "$dir" ] || { wrong+=("$name: no samples in $dir"); continue; }
+        enabled=$BATS_TEST_TMPDIR/$name.yaml
+        { cat test_data/writers/settings.yaml; printf 'clusterWriters:\n  - name: %s\n' "$name"; } >"$enabled"
+        for file in "$dir"/allowed-*.json "$dir"/wider-*.json; do
+            [ -f "$file" ] || continue
+            sample=$name/$(basename "$file" .json)
+            session="$dir/sessions/$(basename "$file" .json).yml"
+            [ -f "$session" ] || session=test_data/sessions/no-lookups.yml
+            evaluate "$enabled" "$file" "$session"
+            case $(basename "$file") in
+            allowed-*)
+                [ "$(jq -r .allowed <<<"$output")" = true ] && [ "$(jq -r .status.message <<<"$output")" = null ] ||
+                    wrong+=("$sample: want allowed with $name enabled, got $(jq -c .status <<<"$output")")
+                evaluate test_data/writers/settings.yaml "$file" "$session"
+                message=$(jq -r .status.message <<<"$output")
+                [[ $(jq -r .allowed <<<"$output") == false && $message == *"it is the writer $name of the catalogue: enable it with clusterWriters"* ]] ||
+                    wrong+=("$sample: want denied without $name, naming it, got: $message")
+                ;;
+            wider-*)
+                [ "$(jq -r .allowed <<<"$output")" = false ] && [ "$(jq -r .status.code <<<"$output")" = 403 ] ||
+                    wrong+=("$sample: want denied one step wider, got allowed")
+                ;;
+            esac
+        done
+        compgen -G "$dir/allowed-*.json" >/dev/null || wrong+=("$name: no allowed-*.json")
+        compgen -G "$dir/wider-*.json" >/dev/null || wrong+=("$name: no wider-*.json")
+    done
+    [ "$writers" -ge 16 ] || wrong+=("docs/writers.md lists $writers writers")
+    printf '%s\n' "${wrong[@]}"
+    [ "${#wrong[@]}" -eq 0 ]
+}
+
 # --- lookups: what the host answers the policy ------------------------------------------------
 
 @test "scale: under writes: Owner, a target the host will not read is denied, carrying the host's words" {

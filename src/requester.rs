@@ -15,9 +15,10 @@
 //! identities every requester may do everything; an audit replay has no requester.
 
 use crate::facts::{Facts, Sides};
-use crate::identity::Access;
+use crate::identity::{Access, vouched};
 use crate::owner::Claim;
 use crate::request::Operation;
+use crate::settings::writers;
 use crate::violation::{Act, NotActing, Reason, Standing};
 
 /// The access levels below `Own` that allow `act`, on a mark `inherited` or not, in a request
@@ -70,11 +71,15 @@ pub fn rule<'a>(
         true => Standing::WritesOnly,
         false => Standing::ActsFor(acting.clone()),
     };
+    let user = &facts.request.user_info;
+    let writer = writers::not_enabled(&user.username, &facts.settings.cluster_writers)
+        .filter(|_| vouched(user));
     Some(Reason::NotActing(NotActing {
         act,
-        user: &facts.request.user_info.username,
+        user: &user.username,
         owner,
         standing,
+        writer,
     }))
 }
 

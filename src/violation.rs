@@ -346,6 +346,7 @@ mod tests {
                 user: "alice",
                 owner: one,
                 standing,
+                writer: None,
             })
         };
         let none = || Standing::ActsFor(acting(&[]));
@@ -385,6 +386,8 @@ mod tests {
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may update or delete it (writes: Owner)"#),
             (Reason::ThroughBinding,
              "the API server copies a Binding's labels and annotations onto its Pod, where no rule would judge them; set owner marks on the Pod itself"),
+            (Reason::NotActing(NotActing { act: Act::Write, user: "system:serviceaccount:keda:keda-operator", owner: one, standing: none(), writer: Some("keda") }),
+             r#"user system:serviceaccount:keda:keda-operator acts for none, not for "operator-1"; only a requester acting for an owner may update or delete it (writes: Owner); it is the writer keda of the catalogue: enable it with clusterWriters (docs/writers.md)"#),
             (not_acting(Act::Write, Standing::Changes { grants: "replicas".to_owned(), beyond: "spec.template".to_owned() }),
              r#"user alice only changes replicas in what "operator-1" owns (changes), and the write changes spec.template; only a requester acting for an owner may update or delete it (writes: Owner)"#),
             (not_acting(Act::Offer, none()),
@@ -395,7 +398,7 @@ mod tests {
              r#"user alice acts for none, not for "operator-1"; only a requester acting for an owner may repoint it at another controller, whose marks it would follow (parentKinds)"#),
             (Reason::Repointed { owner: one },
              r#"its marks would follow a new controller's (parentKinds), and only one that carries its owner may take it; point it at a controller of "operator-1"'s, or hand it over with an offer first"#),
-            (Reason::NotActing(NotActing { act: Act::Set, user: "", owner: one, standing: none() }),
+            (Reason::NotActing(NotActing { act: Act::Set, user: "", owner: one, standing: none(), writer: None }),
              r#"user "" acts for none, not for "operator-1"; only a requester acting for an owner may set it"#),
             (Reason::OfferNotConsumed { annotation: ANNOTATION },
              "an update that changes or removes the owner consumes the offer; remove the annotation single-owner-policy.io/offer in the same update"),
@@ -432,6 +435,7 @@ mod tests {
                 user: "alice",
                 owner: one,
                 standing: Standing::WritesOnly,
+                writer: None,
             })
         };
         #[rustfmt::skip]
@@ -519,6 +523,7 @@ mod tests {
                 user: "eve\nadmin\r",
                 owner: claim("a"),
                 standing: Standing::WritesOnly,
+                writer: None,
             }),
         );
         assert_eq!(

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{ParentKind, Settings};
 use crate::dns::is_dns_label;
-use crate::grant::Grant;
+use crate::grant::{self, Grant};
 use crate::identity::{Access, Identity, SERVICE_ACCOUNT_PREFIX};
 
 /// A writer the settings enable, by its catalogue name.
@@ -340,6 +340,19 @@ pub fn writer(name: &str) -> Option<&'static Writer> {
     WRITERS.iter().find(|writer| writer.name == name)
 }
 
+/// The catalogue's name of the writer whose service account, in the namespace its install
+/// guide uses, is `user`, when `enabled` does not enable it: what a denial of it says to
+/// enable.
+pub fn not_enabled(user: &str, enabled: &[ClusterWriter]) -> Option<&'static str> {
+    let (namespace, account) = user.strip_prefix(SERVICE_ACCOUNT_PREFIX)?.split_once(':')?;
+    let writer = WRITERS.iter().find(|writer| {
+        writer.namespace == namespace
+            && (writer.bindings.iter()).any(|binding| grant::matches(binding.account, account))
+    })?;
+    let on = enabled.iter().any(|enabled| enabled.name == writer.name);
+    (!on).then_some(writer.name)
+}
+
 /// The names of the catalogue, as errors list them.
 pub fn names() -> String {
     WRITERS.map(|writer| writer.name).join(", ")
@@ -476,6 +489,25 @@ mod tests {
             docs.contains(&table),
             "docs/writers.md does not hold the catalogue's table; write it as:\n{table}"
         );
+    }
+
+    #[test]
+    fn a_denial_names_the_writer_to_enable() {
+        let keda = [ClusterWriter {
+            name: "keda".to_owned(),
+            namespace: None,
+        }];
+        #[rustfmt::skip]
+        let rows: [(&str, &[ClusterWriter], Option<&str>); 5] = [
+            ("system:serviceaccount:keda:keda-operator", &[], Some("keda")),
+            ("system:serviceaccount:keda:keda-operator", &keda, None),
+            ("system:serviceaccount:autoscaling:keda-operator", &[], None),
+            ("system:serviceaccount:crossplane-system:provider-aws-s3-a1b2c3", &[], Some("crossplane")),
+            ("keda-operator", &[], None),
+        ];
+        for (user, enabled, expected) in rows {
+            assert_eq!(not_enabled(user, enabled), expected, "{user}");
+        }
     }
 
     /// Every writer's identities are settings the policy accepts, and name grants that exist.

@@ -122,6 +122,9 @@ pub struct NotActing<'a> {
     pub owner: Claim<'a>,
     /// What the requester may do, per its identities.
     pub standing: Standing,
+    /// The catalogue's name of the writer the requester is, when the settings do not enable
+    /// it (`clusterWriters`).
+    pub writer: Option<&'static str>,
 }
 
 /// What a requester may do for an owner it does not act for.
@@ -326,6 +329,7 @@ impl fmt::Display for NotActing<'_> {
             user,
             owner,
             standing,
+            writer,
         } = self;
         let user = match *user {
             "" => "\"\"",
@@ -359,6 +363,13 @@ impl fmt::Display for NotActing<'_> {
                 f.write_str(" at another controller, whose marks it would follow (parentKinds)")?
             }
             _ => {}
+        }
+        if let Some(writer) = writer {
+            write!(
+                f,
+                "; it is the writer {writer} of the catalogue: enable it with clusterWriters \
+                 (docs/writers.md)"
+            )?;
         }
         Ok(())
     }
