@@ -312,11 +312,22 @@ fn metadata_yml_and_the_artifact_hub_package_list_the_generated_rules() {
     );
 }
 
-/// metadata.yml lists the kinds of every example's `parentKinds`, which kwctl grants an
-/// annotated module's lookups, and the Artifact Hub package says the same.
+/// metadata.yml lists the kinds of every example's `parentKinds` and those every writer of the
+/// catalogue derives from, which kwctl grants an annotated module's lookups, and the Artifact
+/// Hub package says the same.
 #[test]
 fn metadata_yml_lists_the_controllers_the_examples_follow() {
     let mut followed: Vec<Value> = Vec::new();
+    for writer in &single_owner_policy::WRITERS {
+        for (api_version, kind) in writer.parents {
+            let resource: Value =
+                serde_yaml::from_str(&format!("{{apiVersion: {api_version}, kind: {kind}}}"))
+                    .unwrap();
+            if !followed.contains(&resource) {
+                followed.push(resource);
+            }
+        }
+    }
     for setup in examples() {
         let settings = read_settings(&read(&format!("examples/{setup}/settings.yaml"))).unwrap();
         for (api_version, kind) in lookup_kinds(&settings) {
