@@ -46,7 +46,8 @@ use support::{
 };
 
 /// Every example's settings (with `stamp: true`, those of both policies `make manifest` writes
-/// too) and the defaults, as (name, settings, the payload's JSON).
+/// too), the defaults, and every writer of the catalogue enabled, as (name, settings, the
+/// payload's JSON).
 fn setups() -> Vec<(String, Settings, Value)> {
     let folders = examples()
         .into_iter()
@@ -76,6 +77,14 @@ fn setups() -> Vec<(String, Settings, Value)> {
         .collect();
     let (parsed, json) = settings("{}");
     setups.push(("defaults".to_owned(), parsed, json));
+    // The writers' setting, with every writer of the catalogue enabled (e2e.bats, "cluster
+    // writers").
+    let base = fs::read_to_string(root().join("test_data/writers/settings.yaml")).unwrap();
+    let enabled: String = (single_owner_policy::WRITERS.iter())
+        .map(|writer| format!("  - name: {}\n", writer.name))
+        .collect();
+    let (parsed, json) = settings(&format!("{base}clusterWriters:\n{enabled}"));
+    setups.push(("every cluster writer".to_owned(), parsed, json));
     setups
 }
 
@@ -84,7 +93,7 @@ fn setups() -> Vec<(String, Settings, Value)> {
 const CLUSTER_WRITES: &str = "test_data/cluster-writes";
 
 /// Every request fixture, in a setup's terms: `test_data/*.json`, the samples of
-/// `test_data/marks`, the examples' samples, and the cluster writes with
+/// `test_data/marks`, the examples' and the catalogue writers' samples, and the cluster writes with
 /// their placeholders expanded for the setup.
 fn fixtures(settings: &Settings) -> Vec<(PathBuf, Value)> {
     let mut folders = vec![
@@ -96,6 +105,10 @@ fn fixtures(settings: &Settings) -> Vec<(PathBuf, Value)> {
         examples()
             .iter()
             .map(|setup| root().join("examples").join(setup)),
+    );
+    folders.extend(
+        (single_owner_policy::WRITERS.iter())
+            .map(|writer| root().join("test_data/writers").join(writer.name)),
     );
     let mut fixtures = Vec::new();
     for folder in folders {

@@ -45,7 +45,7 @@ const TRACKING: &str = "argocd.argoproj.io/tracking-id";
 /// The offer annotations the settings choose from.
 pub const OFFERS: [&str; 2] = ["single-owner-policy.io/offer", "example.com/hand-over"];
 
-pub fn identities() -> [Value; 9] {
+pub fn identities() -> [Value; 11] {
     [
         json!({"owners": ["ClusterExtension.*"], "users": ["system:serviceaccount:olm:*"]}),
         json!({"owners": ["ClusterExtension.${name}"], "users": ["system:serviceaccount:helm-releases:*"]}),
@@ -56,6 +56,10 @@ pub fn identities() -> [Value; 9] {
         json!({"owners": ["${namespace}/*"], "users": ["system:serviceaccount:*:flux-reconciler"]}),
         json!({"owners": ["guestbook", "shop_guestbook"], "groups": ["argocd:*"]}),
         json!({"owners": ["shop/web"], "users": ["root"], "access": "Write"}),
+        // Grants as narrow as a write, and a restore (src/grant.rs).
+        json!({"owners": ["*"], "users": ["alice"],
+               "changes": ["replicas", {"annotations": ["example.com/*"]}, {"podTemplateEnv": ["STAKATER_*"]}, "delete"]}),
+        json!({"owners": ["*"], "users": ["root"], "access": "Restore"}),
     ]
 }
 
