@@ -646,7 +646,7 @@ mod tests {
             ),
             (
                 r#"{"clusterWriters": [{"name": "kedaa"}]}"#,
-                r#"clusterWriters[0].name: the catalogue has no writer "kedaa"; it has argo-rollouts, cert-manager, crossplane,"#,
+                r#"clusterWriters[0].name: the catalogue has no writer "kedaa"; it has argo-rollouts, calico, cert-manager, crossplane,"#,
             ),
             (
                 r#"{"clusterWriters": [{"name": "keda"}, {"name": "keda", "namespace": "Keda"}]}"#,

@@ -65,7 +65,7 @@ const fn derives(account: &'static str) -> Binding {
 
 /// The catalogue, by name; above each writer, what it writes and where its source says so
 /// (docs/writers.md says the same in its last column).
-pub const WRITERS: [Writer; 16] = [
+pub const WRITERS: [Writer; 19] = [
     // switches a Service's selector to the stable or canary ReplicaSet and marks it managed
     // (argoproj/argo-rollouts rollout/service.go, service/service.go); scales a workloadRef's
     // Deployment through spec.replicas (rollout/scale_utils.go)
@@ -82,6 +82,26 @@ pub const WRITERS: [Writer; 16] = [
                 ),
                 ("replicas", &[]),
             ],
+        )],
+        parents: &[],
+    },
+    // its CNI plugin annotates each Pod it networks through pods/status, as the calico-cni-plugin
+    // service account whose token calico-node writes into the CNI kubeconfig (projectcalico/calico
+    // libcalico-go lib/backend/k8s/resources/workloadendpoint.go patchPodAnnotations,
+    // node/pkg/cni/token_watch.go; tigera-operator pkg/render/node.go: calico-system)
+    Writer {
+        name: "calico",
+        namespace: "calico-system",
+        bindings: &[changes(
+            "calico-cni-plugin",
+            &[(
+                "annotations",
+                &[
+                    "cni.projectcalico.org/podIP",
+                    "cni.projectcalico.org/podIPs",
+                    "cni.projectcalico.org/containerID",
+                ],
+            )],
         )],
         parents: &[],
     },
@@ -165,6 +185,17 @@ pub const WRITERS: [Writer; 16] = [
         name: "ingress-nginx",
         namespace: "ingress-nginx",
         bindings: &[changes("ingress-nginx-admission", &[("caBundles", &[])])],
+        parents: &[],
+    },
+    // the ambient node agent marks each Pod it redirects through pods/status (istio/istio
+    // cni/pkg/util/podutil.go, a merge patch of the annotation ambient.istio.io/redirection)
+    Writer {
+        name: "istio-cni",
+        namespace: "istio-system",
+        bindings: &[changes(
+            "istio-cni",
+            &[("annotations", &["ambient.istio.io/redirection"])],
+        )],
         parents: &[],
     },
     // writes the caBundle of its injector's and validator's webhook configurations, and turns the
@@ -254,6 +285,24 @@ pub const WRITERS: [Writer; 16] = [
             ),
             changes("kyverno-cleanup-controller", &[("delete", &[])]),
         ],
+        parents: &[],
+    },
+    // writes each Pod's network status through pods/status, its thin plugin with the multus
+    // service account's token (k8snetworkplumbingwg/multus-cni cmd/thin_entrypoint/main.go;
+    // network-attachment-definition-client pkg/utils/net-attach-def.go, UpdateStatus)
+    Writer {
+        name: "multus",
+        namespace: "kube-system",
+        bindings: &[changes(
+            "multus",
+            &[(
+                "annotations",
+                &[
+                    "k8s.v1.cni.cncf.io/network-status",
+                    "k8s.v1.cni.cncf.io/networks-status",
+                ],
+            )],
+        )],
         parents: &[],
     },
     // makes a Prometheus's, Alertmanager's or ThanosRuler's StatefulSet with its labels and the
