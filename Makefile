@@ -166,6 +166,15 @@ manifest:
 	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) \
 		$(if $(NAME),--name $(NAME)) --mode $(MODE)
 
+# Prints what policy-server's service account needs to read what the policy of a settings file
+# reads (its contextAwareResources, the kinds its clusterWriters derive from included): a
+# ClusterRole of get on each, and its binding.
+.PHONY: rbac
+rbac:
+	$(if $(SETTINGS),,$(error usage: make rbac SETTINGS=path/to/settings.yaml [NAME=name]))
+	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) \
+		$(if $(NAME),--name $(NAME)) --rbac
+
 # Regenerates each example's policy.yaml from its settings.yaml with `make manifest`, keeping the
 # lines before the generated part (the example's comments and any rules it adds);
 # manifest/tests/examples.rs fails until the examples are regenerated after a change of the

@@ -282,6 +282,63 @@ fn context_aware_resources(settings: &Settings) -> String {
     yaml
 }
 
+/// The resource of a kind, as RBAC names it: its plural (`prometheuses`, `ingresses`).
+pub fn resource_of(kind: &str) -> String {
+    let lower = kind.to_lowercase();
+    match lower.ends_with('s') {
+        true => format!("{lower}es"),
+        false => format!("{lower}s"),
+    }
+}
+
+/// What policy-server's service account needs for the policy `name` to read what it reads
+/// under the settings (`make rbac`): a ClusterRole of `get` on each kind of
+/// [`lookup_kinds`], by API group, and its binding to the default PolicyServer's account;
+/// a comment alone when the policy reads nothing.
+pub fn policy_server_rbac(name: &str, settings_yaml: &str) -> Result<String, String> {
+    let settings = read_settings(settings_yaml)?;
+    let kinds = lookup_kinds(&settings);
+    if kinds.is_empty() {
+        return Ok(format!(
+            "# The policy {name} reads nothing through Kubewarden's lookups: policy-server needs \
+             no grant for it.\n"
+        ));
+    }
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for (api_version, kind) in kinds {
+        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+        let resource = resource_of(kind);
+        match groups.iter_mut().find(|(known, _)| *known == group) {
+            Some((_, resources)) => resources.push(resource),
+            None => groups.push((group, vec![resource])),
+        }
+    }
+    let rules: String = (groups.iter())
+        .map(|(group, resources)| {
+            format!(
+                "  - apiGroups: [{:?}]\n    resources: [{}]\n    verbs: [get]\n",
+                group,
+                resources.join(", ")
+            )
+        })
+        .collect();
+    Ok(format!(
+        "# What policy-server's service account needs for the policy {name} to read what it reads\n\
+         # (its contextAwareResources): `get` on each kind. `policy-server-default` in `kubewarden`\n\
+         # is the default PolicyServer's account; name yours if the policy runs on another.\n\
+         apiVersion: rbac.authorization.k8s.io/v1\n\
+         kind: ClusterRole\n\
+         metadata:\n  name: {name}-lookups\n\
+         rules:\n{rules}\
+         ---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\n\
+         kind: ClusterRoleBinding\n\
+         metadata:\n  name: {name}-lookups\n\
+         roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {name}-lookups\n\
+         subjects:\n  - kind: ServiceAccount\n    name: policy-server-default\n    namespace: kubewarden\n"
+    ))
+}
+
 /// The `(apiVersion, kind)` of every object the policy may read under `settings`, each once.
 pub fn lookup_kinds(settings: &Settings) -> Vec<(&str, &str)> {
     let mut kinds: Vec<(&str, &str)> = (settings.parent_kinds.iter())

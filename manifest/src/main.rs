@@ -2,8 +2,11 @@
 //! from the settings.
 //!
 //! ```console
-//! manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]
+//! manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect] [--rbac]
 //! ```
+//!
+//! With `--rbac`, it prints instead what policy-server's service account needs to read what the
+//! policy reads (`make rbac`).
 //!
 //! The name defaults to `single-owner-<folder of the settings file>` (`single-owner-helm` for
 //! `examples/helm/settings.yaml`), the mode to `protect`.
@@ -14,7 +17,7 @@ use std::process::ExitCode;
 use single_owner_manifest::Mode;
 use single_owner_policy::dns::is_dns_label;
 
-const USAGE: &str = "usage: manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]";
+const USAGE: &str = "usage: manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect] [--rbac]";
 
 /// The command line: the settings file, and the options given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +25,8 @@ struct Arguments {
     path: String,
     name: Option<String>,
     mode: Mode,
+    /// Whether to print policy-server's RBAC rather than the policy.
+    rbac: bool,
 }
 
 fn main() -> ExitCode {
@@ -43,7 +48,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match single_owner_manifest::manifest(&name, arguments.mode, &text) {
+    let printed = match arguments.rbac {
+        true => single_owner_manifest::policy_server_rbac(&name, &text),
+        false => single_owner_manifest::manifest(&name, arguments.mode, &text),
+    };
+    match printed {
         Ok(manifest) => {
             print!("{manifest}");
             ExitCode::SUCCESS
@@ -59,7 +68,7 @@ fn main() -> ExitCode {
 /// in any order.
 fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Arguments, String> {
     let mut arguments = arguments.into_iter();
-    let (mut path, mut name, mut mode) = (None, None, None);
+    let (mut path, mut name, mut mode, mut rbac) = (None, None, None, false);
     while let Some(argument) = arguments.next() {
         let mut value = |option: &str| {
             arguments
@@ -69,7 +78,8 @@ fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Arguments, Strin
         match argument.as_str() {
             "--name" if name.is_none() => name = Some(value("--name")?),
             "--mode" if mode.is_none() => mode = Some(value("--mode")?.parse()?),
-            "--name" | "--mode" => return Err(format!("{argument} is given twice")),
+            "--rbac" if !rbac => rbac = true,
+            "--name" | "--mode" | "--rbac" => return Err(format!("{argument} is given twice")),
             option if option.starts_with('-') => return Err(format!("unknown option {option}")),
             _ if path.is_none() => path = Some(argument),
             _ => return Err("one settings file at a time".to_owned()),
@@ -79,6 +89,7 @@ fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Arguments, Strin
         path: path.ok_or("no settings file")?,
         name,
         mode: mode.unwrap_or_default(),
+        rbac,
     })
 }
 
@@ -113,6 +124,7 @@ mod tests {
             path: "s.yaml".to_owned(),
             name: Some("n".to_owned()),
             mode: Mode::Monitor,
+            rbac: false,
         };
         for arguments in [
             ["s.yaml", "--name", "n", "--mode", "monitor"],
@@ -123,6 +135,11 @@ mod tests {
         }
         let defaults = parsed(&["s.yaml"]).unwrap();
         assert_eq!((defaults.name, defaults.mode), (None, Mode::Protect));
+        assert!(parsed(&["--rbac", "s.yaml"]).unwrap().rbac);
+        assert_eq!(
+            parsed(&["s.yaml", "--rbac", "--rbac"]),
+            Err("--rbac is given twice".to_owned())
+        );
     }
 
     #[test]
