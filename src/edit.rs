@@ -160,6 +160,17 @@ pub(crate) mod tests {
         serde_json::from_str(text).unwrap()
     }
 
+    /// A CRD whose conversion webhook carries a CA bundle.
+    pub fn crd() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.example.com"},
+            "spec": {"group": "example.com", "conversion": {"strategy": "Webhook",
+                     "webhook": {"clientConfig": {"caBundle": "b2xk"}}}}
+        })
+    }
+
     /// `base` with the values at these JSON pointers replaced.
     pub fn changed(base: &Value, edits: &[(&str, Value)]) -> Value {
         let mut value = base.clone();
@@ -180,13 +191,7 @@ pub(crate) mod tests {
             "webhooks": [{"name": "a.example.com", "failurePolicy": "Fail",
                           "clientConfig": {"service": {"name": "s", "namespace": "n"}}}]
         });
-        let crd = json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "things.example.com"},
-            "spec": {"group": "example.com", "conversion": {"strategy": "Webhook",
-                     "webhook": {"clientConfig": {"caBundle": "b2xk"}}}}
-        });
+        let crd = crd();
         use Edit::*;
         #[rustfmt::skip]
         let rows = [

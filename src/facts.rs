@@ -177,10 +177,7 @@ impl<'a> Facts<'a> {
 
     /// What the request changes beyond `grants`, the first thing; `None` when they cover it.
     pub fn beyond(&self, grants: &[&Grant]) -> Option<grant::Beyond> {
-        let guarded = |key: &str| {
-            *key == *self.settings.offer_annotation
-                || (self.settings.owner_marks.iter()).any(|mark| mark.keys().any(|(_, k)| k == key))
-        };
+        let guarded = |key: &str| self.settings.guards(key);
         let fits = match self.sides {
             Sides::Update(old, new) => {
                 let subresource = &self.request.sub_resource;

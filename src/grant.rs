@@ -316,7 +316,11 @@ fn metadata_fits(
     if let Some(key) = edit::first_difference(&old.fields, &new.fields, &MAINTAINED) {
         return Err(format!("metadata.{key}"));
     }
-    let keys = old.labels.keys().chain(new.labels.keys());
+    let added = new
+        .labels
+        .keys()
+        .filter(|key| !old.labels.contains_key(*key));
+    let keys = old.labels.keys().chain(added);
     for key in keys {
         if old.labels.get(key) != new.labels.get(key)
             && (guarded(key) || !granted(Grant::labels, key))
@@ -324,7 +328,8 @@ fn metadata_fits(
             return Err(format!("the label {key}"));
         }
     }
-    let keys = old.annotations.keys().chain(new.annotations.keys());
+    let added = (new.annotations.keys()).filter(|key| !old.annotations.contains_key(*key));
+    let keys = old.annotations.keys().chain(added);
     for key in keys {
         let (before, after) = (old.annotations.get(key), new.annotations.get(key));
         if before.map(|raw| raw.get()) != after.map(|raw| raw.get())
@@ -361,7 +366,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::edit::tests::changed;
+    use crate::edit::tests::{changed, crd};
     use crate::request::Text;
 
     fn object(value: &Value) -> Object<'static> {
@@ -404,13 +409,7 @@ mod tests {
                           "clientConfig": {"service": {"name": "s", "namespace": "n"}}}]
         });
         let bare_hook = changed(&hook, &[("/webhooks", json!([{"name": "a.example.com"}]))]);
-        let crd = json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "things.example.com"},
-            "spec": {"group": "example.com", "conversion": {"strategy": "Webhook",
-                     "webhook": {"clientConfig": {"caBundle": "b2xk"}}}}
-        });
+        let crd = crd();
         let api_service = json!({
             "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
             "metadata": {"name": "v1.example.com"},

@@ -89,9 +89,6 @@ pub struct Settings {
     /// adds its identities and the kinds it derives from ([`Settings::with_writers`]).
     #[serde(default)]
     pub cluster_writers: Vec<ClusterWriter>,
-    /// How many of `identities` the cluster writers added, last.
-    #[serde(skip)]
-    pub writer_identities: usize,
 }
 
 /// Allow or deny one kind of owner transition.
@@ -194,7 +191,6 @@ impl Default for Settings {
             trusted_writers: Vec::new(),
             parent_kinds: Vec::new(),
             cluster_writers: Vec::new(),
-            writer_identities: 0,
         }
     }
 }
@@ -225,6 +221,12 @@ impl Settings {
     /// identities by which a requester acts for one owner.
     pub fn stamps(&self) -> bool {
         self.stamp && !self.identities.is_empty()
+    }
+
+    /// Whether `key` is one the settings guard: a mark's key or companion, or the offer
+    /// annotation. No grant changes one ([`crate::grant`]).
+    pub fn guards(&self, key: &str) -> bool {
+        *key == *self.offer_annotation || self.guarded_keys().any(|(_, guarded)| guarded == key)
     }
 
     /// The keys the policy reads owners from, with where each is kept: each mark's key and its

@@ -73,7 +73,8 @@ pub fn fields_fit(
     room: &Room,
     at: &str,
 ) -> Result<(), Beyond> {
-    let keys = old.iter().chain(new).map(|(key, _)| &**key);
+    let added = new.iter().filter(|(key, _)| text_of(old, key).is_none());
+    let keys = old.iter().chain(added).map(|(key, _)| &**key);
     for key in keys {
         let member = member_room(room, key);
         fits_at(text_of(old, key), text_of(new, key), member, &join(at, key))?;
@@ -124,13 +125,11 @@ fn fits_at(old: Option<&str>, new: Option<&str>, room: &Room, at: &str) -> Resul
             _ => beyond(),
         },
         Room::Members(_) => {
-            let (old, new) = (old.unwrap_or("{}"), new.unwrap_or("{}"));
-            let (Some(old_members), Some(new_members)) = (members(old), members(new)) else {
+            let Some(pairs) = member_pairs(old, new) else {
                 return beyond();
             };
-            for (key, _) in old_members.iter().chain(&new_members) {
-                let value = (get(&old_members, key), get(&new_members, key));
-                fits_at(value.0, value.1, member_room(room, key), &join(at, key))?;
+            for (key, old, new) in pairs {
+                fits_at(old, new, member_room(room, &key), &join(at, &key))?;
             }
             Ok(())
         }
@@ -153,14 +152,12 @@ fn fits_at(old: Option<&str>, new: Option<&str>, room: &Room, at: &str) -> Resul
             Ok(())
         }
         Room::Keys(patterns) => {
-            let (old, new) = (old.unwrap_or("{}"), new.unwrap_or("{}"));
-            let (Some(old_members), Some(new_members)) = (members(old), members(new)) else {
+            let Some(pairs) = member_pairs(old, new) else {
                 return beyond();
             };
-            for (key, _) in old_members.iter().chain(&new_members) {
-                let differs = get(&old_members, key) != get(&new_members, key);
-                if differs && !patterns.iter().any(|pattern| matches(pattern, key)) {
-                    return Err(join(at, key));
+            for (key, old, new) in pairs {
+                if old != new && !patterns.iter().any(|pattern| matches(pattern, &key)) {
+                    return Err(join(at, &key));
                 }
             }
             Ok(())
@@ -204,11 +201,23 @@ fn text_of<'v>(fields: &[(Text<'_>, &'v RawValue)], key: &str) -> Option<&'v str
         .map(|(_, raw)| raw.get())
 }
 
-/// The value of the member `key` of an object's members.
-fn get<'v>(members: &[(String, &'v str)], key: &str) -> Option<&'v str> {
-    (members.iter())
-        .find(|(name, _)| name == key)
-        .map(|(_, value)| *value)
+/// A member of two objects: its key, and its value in the stored and in the new one.
+type Pair<'v> = (String, Option<&'v str>, Option<&'v str>);
+
+/// Each member of two JSON objects' texts (absent: no member), once, with its value in each;
+/// `None` when either is no object.
+fn member_pairs<'v>(old: Option<&'v str>, new: Option<&'v str>) -> Option<Vec<Pair<'v>>> {
+    let (old, new) = (members(old.unwrap_or("{}"))?, members(new.unwrap_or("{}"))?);
+    let get = |members: &[(String, &'v str)], key: &str| {
+        (members.iter())
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| *value)
+    };
+    let added = new.iter().filter(|(key, _)| get(&old, key).is_none());
+    let pairs = (old.iter().chain(added))
+        .map(|(key, _)| (key.clone(), get(&old, key), get(&new, key)))
+        .collect();
+    Some(pairs)
 }
 
 /// The members of a JSON object's text, each key unquoted: `None` when it is no object.

@@ -202,10 +202,6 @@ fn check_changes(
             "{field}.changes: list what its requesters may change (access: Changes)"
         ));
     }
-    let guarded = |key: &str| {
-        key == settings.offer_annotation
-            || (settings.owner_marks.iter()).any(|mark| mark.keys().any(|(_, k)| k == key))
-    };
     for (index, grant) in identity.changes.iter().enumerate() {
         let at = format!("{field}.changes[{index}].{}", grant.name());
         if grant.lists() && grant.keys().is_empty() {
@@ -218,7 +214,7 @@ fn check_changes(
                 ));
             }
             let metadata = matches!(grant, Grant::Annotations(_) | Grant::Labels(_));
-            if metadata && guarded(key) {
+            if metadata && settings.guards(key) {
                 problems.push(format!(
                     "{at}: {key:?} is an owner mark's key or the offer, which no grant changes"
                 ));

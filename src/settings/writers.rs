@@ -431,7 +431,6 @@ impl Settings {
                 .unwrap_or(writer.namespace);
             for binding in writer.bindings {
                 self.identities.push(binding.identity(namespace));
-                self.writer_identities += 1;
             }
             for &(api_version, kind) in writer.parents {
                 let followed = (self.parent_kinds.iter())
@@ -569,7 +568,6 @@ mod tests {
             let settings = Settings::from_json(json.as_bytes()).unwrap();
             assert_eq!(settings.validate(), Ok(()), "{}", writer.name);
             assert_eq!(settings.identities.len(), writer.bindings.len());
-            assert_eq!(settings.writer_identities, writer.bindings.len());
         }
         let moved = Settings::from_json(
             br#"{"clusterWriters": [{"name": "velero", "namespace": "backup"}]}"#,
