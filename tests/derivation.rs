@@ -380,6 +380,57 @@ fn a_copy_follows_its_controllers_offer_and_unmarking() {
     }
 }
 
+/// Helm releases without identities (examples/helm) with KEDA enabled: the writer is only
+/// followed. After a ScaledObject was handed from release a to release b, its HPA follows it;
+/// and a person's release install is judged as before, not as one of a requester acting for no
+/// owner.
+#[test]
+fn a_writer_without_identities_is_followed_not_bound() {
+    const RELEASE: &str = "meta.helm.sh/release-name";
+    const RELEASE_NAMESPACE: &str = "meta.helm.sh/release-namespace";
+    let settings = json!({
+        "ownerMarks": [{"annotation": RELEASE, "namespaceKey": RELEASE_NAMESPACE}],
+        "clusterWriters": [{"name": "keda"}]});
+    let release = |name: &str| json!({RELEASE: name, RELEASE_NAMESPACE: "shop"});
+    let scaled_object = controller("keda.sh/v1alpha1", "ScaledObject", UID);
+    let hpa = |name: &str| {
+        object(
+            "HorizontalPodAutoscaler",
+            json!({}),
+            release(name),
+            &scaled_object,
+        )
+    };
+    let kind = ("autoscaling", "HorizontalPodAutoscaler");
+    let keda = "system:serviceaccount:keda:keda-operator";
+    let followed = request("UPDATE", kind, keda, Some(hpa("a")), Some(hpa("b")));
+    let installed = request(
+        "CREATE",
+        ("apps", "Deployment"),
+        "alice",
+        None,
+        Some(object("Deployment", json!({}), release("a"), &Value::Null)),
+    );
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Value, Outcome, usize)> = vec![
+        ("the HPA follows its ScaledObject's handoff", followed, Outcome::Allowed, 1),
+        ("a person installs a release",               installed, Outcome::Allowed, 0),
+    ];
+    for (name, request, expected, calls) in rows {
+        let host = Host {
+            api_version: "keda.sh/v1alpha1",
+            kind: "ScaledObject",
+            parent: parent(UID, json!({}), release("b")),
+            calls: Cell::new(0),
+        };
+        assert_eq!(
+            decide(&request, &settings, &host),
+            (expected, calls),
+            "{name}"
+        );
+    }
+}
+
 /// An audit replay reads the controller of what it replays and reports a mark out of step.
 #[test]
 fn an_audit_reports_a_mark_out_of_step_with_its_controller() {

@@ -85,6 +85,14 @@ fn setups() -> Vec<(String, Settings, Value)> {
         .collect();
     let (parsed, json) = settings(&format!("{base}clusterWriters:\n{enabled}"));
     setups.push(("every cluster writer".to_owned(), parsed, json));
+    // Without identities, where a writer is only followed: Helm releases with KEDA.
+    let helm = fs::read_to_string(root().join("examples/helm/settings.yaml")).unwrap();
+    let (parsed, json) = settings(&format!(
+        "{helm}clusterWriters:
+  - name: keda
+"
+    ));
+    setups.push(("a writer without identities".to_owned(), parsed, json));
     setups
 }
 

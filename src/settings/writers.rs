@@ -66,24 +66,30 @@ const fn derives(account: &'static str) -> Binding {
 /// The catalogue, by name; above each writer, what it writes and where its source says so
 /// (docs/writers.md says the same in its last column).
 pub const WRITERS: [Writer; 19] = [
-    // switches a Service's selector to the stable or canary ReplicaSet and marks it managed
-    // (argoproj/argo-rollouts rollout/service.go, service/service.go); scales a workloadRef's
-    // Deployment through spec.replicas (rollout/scale_utils.go)
+    // makes a Rollout's ReplicaSets with every annotation of the Rollout and the Rollout as
+    // controller (argoproj/argo-rollouts rollout/sync.go createDesiredReplicaSet,
+    // utils/annotations/annotations.go copyRolloutAnnotationsToReplicaSet); switches a Service's
+    // selector to the stable or canary ReplicaSet and marks it managed (rollout/service.go,
+    // service/service.go); scales a workloadRef's Deployment through spec.replicas
+    // (rollout/scale_utils.go)
     Writer {
         name: "argo-rollouts",
         namespace: "argo-rollouts",
-        bindings: &[changes(
-            "argo-rollouts",
-            &[
-                ("serviceSelector", &["rollouts-pod-template-hash"]),
-                (
-                    "annotations",
-                    &["argo-rollouts.argoproj.io/managed-by-rollouts"],
-                ),
-                ("replicas", &[]),
-            ],
-        )],
-        parents: &[],
+        bindings: &[
+            derives("argo-rollouts"),
+            changes(
+                "argo-rollouts",
+                &[
+                    ("serviceSelector", &["rollouts-pod-template-hash"]),
+                    (
+                        "annotations",
+                        &["argo-rollouts.argoproj.io/managed-by-rollouts"],
+                    ),
+                    ("replicas", &[]),
+                ],
+            ),
+        ],
+        parents: &[("argoproj.io/v1alpha1", "Rollout")],
     },
     // its CNI plugin annotates each Pod it networks through pods/status, as the calico-cni-plugin
     // service account whose token calico-node writes into the CNI kubeconfig (projectcalico/calico
@@ -418,10 +424,14 @@ impl Binding {
 }
 
 impl Settings {
-    /// These settings with what their `clusterWriters` need: each writer's identities, and the
-    /// kinds it derives from in `parentKinds`. A name the catalogue lacks adds nothing
-    /// ([`Settings::validate`] refuses it).
+    /// These settings with what their `clusterWriters` need: the kinds each writer derives
+    /// from in `parentKinds`, and, where the settings ask who writes (they have identities of
+    /// their own), its identities. Without identities nobody's requests are told apart, so a
+    /// writer's copies need only be followed: binding it would make every other requester one
+    /// that acts for no owner. A name the catalogue lacks adds nothing ([`Settings::validate`]
+    /// refuses it).
     pub fn with_writers(mut self) -> Settings {
+        let binds = !self.identities.is_empty();
         for enabled in &self.cluster_writers {
             let Some(writer) = writer(&enabled.name) else {
                 continue;
@@ -429,7 +439,7 @@ impl Settings {
             let namespace = (enabled.namespace.as_deref())
                 .filter(|namespace| !namespace.is_empty())
                 .unwrap_or(writer.namespace);
-            for binding in writer.bindings {
+            for binding in writer.bindings.iter().filter(|_| binds) {
                 self.identities.push(binding.identity(namespace));
             }
             for &(api_version, kind) in writer.parents {
@@ -560,22 +570,42 @@ mod tests {
     /// Every writer's identities are settings the policy accepts, and name grants that exist.
     #[test]
     fn every_writer_expands_to_valid_settings() {
+        const OWNERS: &str = r#"{"owners": ["*"], "users": ["installer"]}"#;
         for writer in &WRITERS {
             let json = format!(
-                r#"{{"writes": "Owner", "clusterWriters": [{{"name": "{}"}}]}}"#,
+                r#"{{"writes": "Owner", "identities": [{OWNERS}],
+                    "clusterWriters": [{{"name": "{}"}}]}}"#,
                 writer.name
             );
             let settings = Settings::from_json(json.as_bytes()).unwrap();
             assert_eq!(settings.validate(), Ok(()), "{}", writer.name);
-            assert_eq!(settings.identities.len(), writer.bindings.len());
+            assert_eq!(settings.identities.len(), 1 + writer.bindings.len());
         }
-        let moved = Settings::from_json(
-            br#"{"clusterWriters": [{"name": "velero", "namespace": "backup"}]}"#,
-        )
-        .unwrap();
+        let moved = format!(
+            r#"{{"identities": [{OWNERS}],
+                "clusterWriters": [{{"name": "velero", "namespace": "backup"}}]}}"#
+        );
+        let moved = Settings::from_json(moved.as_bytes()).unwrap();
         assert_eq!(
-            moved.identities[0].users,
+            moved.identities[1].users,
             ["system:serviceaccount:backup:velero"]
+        );
+    }
+
+    /// Settings without identities tell no requester apart: a writer adds only the kinds it
+    /// derives from, and `writes: Owner` still needs identities of the settings' own.
+    #[test]
+    fn without_identities_a_writer_is_only_followed() {
+        let settings = Settings::from_json(br#"{"clusterWriters": [{"name": "keda"}]}"#).unwrap();
+        assert_eq!(settings.identities, []);
+        let followed: Vec<&str> = (settings.parent_kinds.iter())
+            .map(|parent| parent.kind.as_str())
+            .collect();
+        assert_eq!(followed, ["ScaledObject", "ScaledJob"]);
+        let refused = |json: &[u8]| Settings::from_json(json).unwrap().validate();
+        assert_eq!(
+            refused(br#"{"writes": "Owner", "clusterWriters": [{"name": "keda"}]}"#),
+            refused(br#"{"writes": "Owner"}"#)
         );
     }
 }
