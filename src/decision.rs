@@ -133,7 +133,7 @@ fn judge_mark<'a>(
     entry: &Entry<'a>,
     derivation: &Derivation<'_>,
 ) -> Option<Violation<'a>> {
-    let inherited = derivation.inherits(entry.mark, entry.new.or(entry.old));
+    let inherited = derivation.inherits(facts, entry);
     let violation = |change, reason| {
         let mut violation = facts.entry_violation(entry, change, reason);
         violation.controller = derivation.found(entry, inherited);

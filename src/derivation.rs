@@ -22,7 +22,7 @@
 //!
 //! | rule                   | an inherited mark                                                  |
 //! |------------------------|--------------------------------------------------------------------|
-//! | transition             | none → A and A → B are accepted: the controller moved (`adoption: Deny` too) |
+//! | transition             | none → A and A → B are accepted: the controller moved (`adoption: Deny` too); A → none where the controller carries none, or carries A and, under `writes: Owner`, the namespaced object is left without a mark, owned through its chain ([`crate::children`]; Flagger's promotion strips the Helm annotations it copied) (`orphaning: Deny` too) |
 //! | owner value, scope     | passed, as the controller's                                        |
 //! | one owner              | judged as any owner                                                |
 //! | identity               | set by a requester acting for the owner or deriving for it (`access: Derive`) |
@@ -40,7 +40,7 @@
 //! object, so no copy of it is inherited. An audit replay reads every followed controller and
 //! reports a mark out of step with it ([`out_of_step`]).
 
-use crate::facts::{Entry, Facts, Sides, annotation_keys};
+use crate::facts::{Entry, Facts, Sides, annotation_keys, carries_a_mark};
 use crate::lookup;
 use crate::owner::{Claim, Marks, OwnerMark, Shape};
 use crate::request::{Object, ObjectScope, OwnerReference};
@@ -305,18 +305,18 @@ impl<'p> Derivation<'p> {
         }
     }
 
-    /// Whether `claim`, under `mark`, is inherited from the controller: it carries that owner,
-    /// or none where the claim names none (a mark the controller dropped).
-    pub fn inherits(&self, mark: &OwnerMark, claim: Option<Claim<'_>>) -> bool {
-        match (self, claim) {
-            (Derivation::Read { marks, .. }, Some(claim)) => {
-                let carried = Claim::read(mark, marks);
-                match claim.is_none() {
-                    true => carried.is_none(),
-                    false => carried == claim,
-                }
-            }
-            _ => false,
+    /// Whether `entry`'s claim (its stored one on DELETE) is inherited from the controller: it
+    /// carries that owner; or the entry drops its mark, and the controller carries none (a mark
+    /// it dropped) or the owner dropped, which keeps the object through its chain
+    /// ([`kept_through_the_chain`]).
+    pub fn inherits(&self, facts: &Facts<'_>, entry: &Entry<'_>) -> bool {
+        let (Derivation::Read { marks, .. }, Some(claim)) = (self, entry.new.or(entry.old)) else {
+            return false;
+        };
+        let carried = Claim::read(entry.mark, marks);
+        match claim.is_none() {
+            true => carried.is_none() || kept_through_the_chain(facts, entry, carried),
+            false => carried == claim,
         }
     }
 
@@ -354,6 +354,19 @@ impl<'p> Derivation<'p> {
             }),
         }
     }
+}
+
+/// Whether dropping `entry`'s mark, whose stored owner is `carried`, the one its controller
+/// carries, keeps the object that owner's: under `writes: Owner` a namespaced object left
+/// without a mark is owned through its controllers ([`crate::children`]) — Flagger's promotion
+/// strips the Helm annotations it copied onto a primary whose Canary carries them.
+fn kept_through_the_chain(facts: &Facts<'_>, entry: &Entry<'_>, carried: Claim<'_>) -> bool {
+    let unmarked = |new| !carries_a_mark(new, facts.settings);
+    entry.template.is_none()
+        && entry.old == Some(carried)
+        && facts.settings.judges_writes()
+        && matches!(facts.request.object_scope(), ObjectScope::Namespace(_))
+        && facts.sides.incoming().is_some_and(unmarked)
 }
 
 /// The repoint rule: why the requester may not give `entry`'s object, whose stored mark names

@@ -16,6 +16,7 @@
 //! | `podTemplateAnnotations: [keys]` | those annotations of the pod template (a CronJob's too) | `kubectl rollout restart`, Reloader |
 //! | `podTemplateEnv: [names]` | those environment variables of the pod template's containers | Reloader's env-vars strategy |
 //! | `serviceSelector: [keys]` | those keys of a Service's `spec.selector` | Argo Rollouts |
+//! | `fields: [names]` | those top-level fields of the object's body, whole (a custom resource's `status` where its kind has no status subresource) | Argo CD's `operation` and `status` of an Application |
 //!
 //! No grant lets a guarded mark, a companion key or the offer change (keys the settings guard
 //! are never an annotation's or a label's grant), nor the owner references: who owns an object
@@ -56,6 +57,8 @@ pub enum Grant {
     PodTemplateEnv(Vec<String>),
     /// These keys of a Service's `spec.selector`.
     ServiceSelector(Vec<String>),
+    /// These top-level fields of the object's body, whole.
+    Fields(Vec<String>),
 }
 
 impl Grant {
@@ -73,6 +76,7 @@ impl Grant {
             Grant::PodTemplateAnnotations(_) => "podTemplateAnnotations",
             Grant::PodTemplateEnv(_) => "podTemplateEnv",
             Grant::ServiceSelector(_) => "serviceSelector",
+            Grant::Fields(_) => "fields",
         }
     }
 
@@ -92,6 +96,7 @@ impl Grant {
             "podTemplateAnnotations" => Grant::PodTemplateAnnotations(keys()),
             "podTemplateEnv" => Grant::PodTemplateEnv(keys()),
             "serviceSelector" => Grant::ServiceSelector(keys()),
+            "fields" => Grant::Fields(keys()),
             _ => return None,
         })
     }
@@ -140,7 +145,8 @@ impl Grant {
             | Grant::Finalizers(keys)
             | Grant::PodTemplateAnnotations(keys)
             | Grant::PodTemplateEnv(keys)
-            | Grant::ServiceSelector(keys) => keys,
+            | Grant::ServiceSelector(keys)
+            | Grant::Fields(keys) => keys,
             _ => &[],
         }
     }
@@ -236,6 +242,9 @@ fn body_room<'g>(grants: impl Iterator<Item = &'g Grant>, kind: &GroupVersionKin
             Grant::ServiceSelector(keys) if is("", "Service") => {
                 Room::at(&["spec", "selector"], Room::Keys(keys.clone()))
             }
+            Grant::Fields(names) => (names.iter()).fold(Room::Nothing, |room, name| {
+                room.and(Room::at(&[name], Room::Any))
+            }),
             _ => Room::Nothing,
         };
         room = room.and(more);
@@ -432,6 +441,12 @@ mod tests {
             "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
             "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}
         });
+        let application = json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "shop", "labels": {"app": "shop"}},
+            "spec": {"source": {"repoURL": "https://git.example.com/shop", "targetRevision": "v1"}},
+            "status": {"health": "Healthy"}
+        });
         let webhooks = kind(
             "admissionregistration.k8s.io",
             "ValidatingWebhookConfiguration",
@@ -447,6 +462,7 @@ mod tests {
         let cron_jobs = kind("batch", "CronJob");
         let services = kind("", "Service");
         let config_maps = kind("", "ConfigMap");
+        let applications = kind("argoproj.io", "Application");
         use Grant::*;
         let ca = "/webhooks/0/clientConfig/caBundle";
         let template_env = "/spec/template/spec/containers/0/env";
@@ -509,6 +525,12 @@ mod tests {
             (&services, vec![ServiceSelector(keys(&["rollouts-pod-template-hash"]))], &service, changed(&service, &[("/spec/selector/rollouts-pod-template-hash", json!("5d4f"))]), "", Ok(())),
             (&services, vec![ServiceSelector(keys(&["rollouts-pod-template-hash"]))], &service, changed(&service, &[("/spec/selector/app", json!("db"))]), "", Err("spec.selector.app")),
             (&deployments, vec![ServiceSelector(keys(&["app"]))], &deployment, changed(&deployment, &[("/spec/selector/matchLabels/app", json!("db"))]), "", Err("spec.selector.matchLabels.app")),
+            // fields, whole: those named, added or removed; nothing beside them, no metadata
+            (&applications, vec![Fields(keys(&["operation", "status"]))], &application, changed(&application, &[("/operation", json!({"sync": {"revision": "b"}})), ("/status/health", json!("Progressing"))]), "", Ok(())),
+            (&applications, vec![Fields(keys(&["operation", "status"]))], &application, changed(&application, &[("/status", json!({}))]), "", Ok(())),
+            (&applications, vec![Fields(keys(&["status"]))], &application, changed(&application, &[("/operation", json!({"sync": {"revision": "b"}}))]), "", Err("operation")),
+            (&applications, vec![Fields(keys(&["operation", "status"]))], &application, changed(&application, &[("/spec/source/targetRevision", json!("v2"))]), "", Err("spec.source.targetRevision")),
+            (&applications, vec![Fields(keys(&["status"]))], &application, changed(&application, &[("/status/health", json!("Degraded")), ("/metadata/labels/team", json!("payments"))]), "", Err("the label team")),
         ];
         let guarded = |key: &str| key == "single-owner-policy.io/offer";
         let mut wrong = Vec::new();

@@ -4,7 +4,7 @@
 //! | act                                                   | rule           | needs                          |
 //! |-------------------------------------------------------|----------------|--------------------------------|
 //! | set the owner's mark                                  | `identity`     | acting for the owner, or `access: Derive` when the mark is inherited; on CREATE, `access: Restore` |
-//! | remove the owner's mark                               | `identity`     | acting for the owner, or `access: Derive` when the controller carries none |
+//! | remove the owner's mark                               | `identity`     | acting for the owner, or `access: Derive` when the controller carries none, or carries the owner and keeps the object its through its chain |
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner, or `access: Derive` when the controller carries that offer (or none) |
 //! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write` (`Restore`: updates only), or `access: Derive` when the marks are inherited; or changes that the requester's grants list ([`crate::grant`], judged in [`crate::writes`]) |
 //! | point what it owns at another controller of a followed kind (`parentKinds`), keeping its marks | `identity` | acting for it, or `access: Write`; or a new controller that carries the owner ([`crate::derivation::repoint_rule`]) |

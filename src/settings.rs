@@ -647,8 +647,12 @@ mod tests {
                 r#"identities[0].changes[0].labels: "appID" is an owner mark's key or the offer, which no grant changes"#,
             ),
             (
+                r#"{"identities": [{"owners": ["*"], "users": ["a"], "changes": [{"fields": ["metadata", "stat*", "operation"]}]}]}"#,
+                r#"identities[0].changes[0].fields: "metadata" is not a field of the object's body; metadata is granted by annotations, labels and finalizers; identities[0].changes[0].fields: "stat*": name each field whole"#,
+            ),
+            (
                 r#"{"clusterWriters": [{"name": "kedaa"}]}"#,
-                r#"clusterWriters[0].name: the catalogue has no writer "kedaa"; it has argo-rollouts, calico, cert-manager, crossplane,"#,
+                r#"clusterWriters[0].name: the catalogue has no writer "kedaa"; it has argo-cd, argo-rollouts, calico, cert-manager, cluster-autoscaler,"#,
             ),
             (
                 r#"{"clusterWriters": [{"name": "keda"}, {"name": "keda", "namespace": "Keda"}]}"#,

@@ -12,6 +12,7 @@
 //! | none | A    |                                         |            | set (adoption), unless `adoption: Deny` |
 //! | A    | none | A gives it to another mark's owner now  |            | allow: the receiving mark is judged |
 //! | A    | none | a linked mark is handed over now        |            | allow: the receiving mark is judged |
+//! | A    | none |                                         | carries none, or A and keeps the object A's through its chain | remove, inherited |
 //! | A    | none |                                         |            | remove (orphaning), unless `orphaning: Deny` |
 //! | A    | B    | A offered it to B                       |            | accept (handoff)                 |
 //! | A    | B    | a linked mark is handed over now        |            | accept: linked marks move together |
@@ -105,7 +106,8 @@ pub fn judge(
         (false, true) if matches!(handoff, Handoff::Given | Handoff::Linked) => {
             Ok(Judgement::Allow)
         }
-        // The controller carries no owner under the mark any more: its copies follow it.
+        // The controller carries no owner under the mark any more, or keeps the object its
+        // owner's through its chain: its copies follow it.
         (false, true) if inherited => Ok(Judgement::Remove),
         (false, true) if permissions.orphaning == Permission::Deny => Err(Denial::Orphaning),
         (false, true) => Ok(Judgement::Remove),

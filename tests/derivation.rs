@@ -289,6 +289,7 @@ fn who_may_derive_and_what() {
     let identity_to_other = format!("{label}: identity from none to \"shop/other\"");
     let writes_apps = format!("{label}: owner writes owned by \"shop/apps\"");
     let removed = format!("{label}: identity from \"shop/apps\" to none");
+    let removed_other = format!("{label}: identity from \"shop/other\" to none");
     #[rustfmt::skip]
     let rows: Vec<(&str, Value, Outcome, usize)> = vec![
         ("cert-manager copies the Certificate's labels", create(CERT_MANAGER, "shop/apps"), Outcome::Allowed, 1),
@@ -302,8 +303,12 @@ fn who_may_derive_and_what() {
         ("cert-manager deletes what it derived",         delete(CERT_MANAGER, "shop/apps"), Outcome::Allowed, 1),
         ("another writes what was derived",              update(OTHER, "shop/apps", "shop/apps"),
             denied(&[&writes_apps], Some(Finding::NotDerived)), 1),
-        ("deriving never removes a mark",                update(CERT_MANAGER, "shop/apps", ""),
-            denied(&[&removed], carries("\"shop/apps\"")), 1),
+        ("deriving drops the mark its controller carries: owned through its chain",
+            update(CERT_MANAGER, "shop/apps", ""), Outcome::Allowed, 1),
+        ("deriving drops a mark its controller does not carry", update(CERT_MANAGER, "shop/other", ""),
+            denied(&[&removed_other], carries("\"shop/apps\"")), 1),
+        ("another drops the mark its controller carries", update(OTHER, "shop/apps", ""),
+            denied(&[&removed], Some(Finding::NotDerived)), 1),
     ];
     for (name, request, expected, calls) in rows {
         let host = Host {
@@ -314,6 +319,64 @@ fn who_may_derive_and_what() {
         };
         assert_eq!(
             decide(&request, &settings, &host),
+            (expected, calls),
+            "{name}"
+        );
+    }
+}
+
+/// Flagger's promotion (test_data/writers/flagger): the primary loses the Helm annotations
+/// Flagger copied from its target, which its Canary carries. Under `writes: Owner` a namespaced
+/// object left without a mark stays its controller's owner's, through its chain: the drop is
+/// inherited. One mark left, or settings that do not judge writes, and it is a removal.
+#[test]
+fn a_promotion_drops_the_marks_its_controller_carries() {
+    const RELEASE: &str = "meta.helm.sh/release-name";
+    const RELEASE_NAMESPACE: &str = "meta.helm.sh/release-namespace";
+    const FLUX_NAME: &str = "kustomize.toolkit.fluxcd.io/name";
+    const FLUX_NAMESPACE: &str = "kustomize.toolkit.fluxcd.io/namespace";
+    const FLAGGER: &str = "system:serviceaccount:flagger-system:flagger";
+    let owner_writes = json!({
+        "ownerMarks": [{"annotation": RELEASE, "namespaceKey": RELEASE_NAMESPACE},
+                       {"label": FLUX_NAME, "namespaceKey": FLUX_NAMESPACE}],
+        "identities": [{"owners": ["${namespace}/*"], "users": ["system:serviceaccount:*:flux-reconciler"]}],
+        "writes": "Owner", "clusterWriters": [{"name": "flagger"}]});
+    let mut any_writes = owner_writes.clone();
+    any_writes.as_object_mut().unwrap().remove("writes");
+    let release = json!({RELEASE: "web", RELEASE_NAMESPACE: "shop"});
+    let canary = controller("flagger.app/v1beta1", "Canary", UID);
+    let primary =
+        |labels: Value, annotations: Value| object("Deployment", labels, annotations, &canary);
+    let promote = |kept_labels: Value| {
+        let mut new = primary(kept_labels.clone(), json!({}));
+        new["spec"] = json!({"template": {"spec": {"containers": [{"image": "web:1.5.0"}]}}});
+        request(
+            "UPDATE",
+            ("apps", "Deployment"),
+            FLAGGER,
+            Some(primary(kept_labels, release.clone())),
+            Some(new),
+        )
+    };
+    let flux_labels = json!({FLUX_NAME: "apps", FLUX_NAMESPACE: "shop"});
+    let removed = "annotation meta.helm.sh/release-name: identity from \"shop/web\" to none";
+    #[rustfmt::skip]
+    let rows: Vec<(&str, &Value, Value, Outcome, usize)> = vec![
+        ("the primary left without a mark",  &owner_writes, promote(json!({})), Outcome::Allowed, 1),
+        ("another mark left, copied too",     &owner_writes, promote(flux_labels.clone()),
+            denied(&[removed], carries("\"shop/web\"")), 1),
+        ("writes not judged: nothing keeps it", &any_writes, promote(json!({})),
+            denied(&[removed], carries("\"shop/web\"")), 1),
+    ];
+    for (name, settings, request, expected, calls) in rows {
+        let host = Host {
+            api_version: "flagger.app/v1beta1",
+            kind: "Canary",
+            parent: parent(UID, flux_labels.clone(), release.clone()),
+            calls: Cell::new(0),
+        };
+        assert_eq!(
+            decide(&request, settings, &host),
             (expected, calls),
             "{name}"
         );

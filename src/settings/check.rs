@@ -219,6 +219,16 @@ fn check_changes(
                     "{at}: {key:?} is an owner mark's key or the offer, which no grant changes"
                 ));
             }
+            let body = matches!(grant, Grant::Fields(_));
+            if body && ["apiVersion", "kind", "metadata"].contains(&key.as_str()) {
+                problems.push(format!(
+                    "{at}: {key:?} is not a field of the object's body; metadata is granted by \
+                     annotations, labels and finalizers"
+                ));
+            }
+            if body && key.len() > 1 && key.ends_with('*') {
+                problems.push(format!("{at}: {key:?}: name each field whole"));
+            }
         }
     }
 }

@@ -63,13 +63,19 @@ fn parent_like(metadata: &Value, change: &dyn Fn(&str) -> String) -> Controller 
 ///     either carries, changes no verdict: a copy that differs is a claim. A controller carrying exactly the new object's
 ///     marks — every copy inherited — still lets no requester set an owner it does not act for
 ///     (the generated identities never derive), unless it is exempt or the owner is handed
-///     across marks.
+///     across marks; one carrying the stored object's marks, every drop inherited where it
+///     keeps the object its owner's, lets none remove one.
 #[test]
 fn inheritance_lets_no_requester_set_an_owner_it_may_not_derive() {
     let floors = [
         (
             "an owner set by a non-exempt requester not acting for it, its controller carrying it",
             20.0,
+        ),
+        (
+            "an owner removed by a non-exempt requester not acting for it, its controller \
+             carrying it",
+            15.0,
         ),
         ("a verdict a differing controller leaves as it is", 90.0),
     ];
@@ -117,6 +123,11 @@ fn inheritance_lets_no_requester_set_an_owner_it_may_not_derive() {
             return Ok(());
         }
         let (accepted, _) = decide(&carrying)?;
+        // A controller carrying exactly the stored object's marks: every drop of one of them
+        // follows it where it keeps the object its owner's, and still needs a requester that
+        // derives.
+        let stored = parent_like(&request["oldObject"]["metadata"], &|value| value.to_owned());
+        let (dropped, _) = decide(&stored)?;
         let exempt = case.exemption().is_some();
         for &shape in &case.settings.shapes {
             let before = (admission.old.as_ref())
@@ -125,6 +136,20 @@ fn inheritance_lets_no_requester_set_an_owner_it_may_not_derive() {
             let after = (admission.new.as_ref())
                 .map(|new| case.claim(shape, new))
                 .unwrap_or_default();
+            let acts_for_before = case.acts_for(&before.id());
+            if after.is_none() && !before.is_none() && shape.owner(&before) != Owner::Invalid {
+                tally.count(
+                    !exempt && !acts_for_before,
+                    "an owner removed by a non-exempt requester not acting for it, its \
+                     controller carrying it",
+                );
+                prop_assert!(
+                    !dropped || acts_for_before || exempt || case.handed_across(shape),
+                    "{shape:?}: owner {before} removed by {}, who does not act for it, because \
+                     its controller carries it",
+                    admission.user
+                );
+            }
             if before == after || after.is_none() || shape.owner(&after) == Owner::Invalid {
                 continue;
             }
