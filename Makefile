@@ -140,10 +140,10 @@ bench-smoke: policy.wasm wasm-bench
 
 # Reports the module from cargo: its size and its growth since the release Cargo.toml's version
 # names ([package.metadata.release] module-bytes, measured when releasing). It fails only above a
-# ceiling far from today's size (512 KiB), which a runaway dependency would reach, not a rule:
+# ceiling far from today's size (640 KiB), which a runaway dependency would reach, not a rule:
 # size is weighed against what it buys, with the figures of docs/development.md ("Size and small
 # requests"), never met by bending the code.
-MODULE_CEILING ?= 524288
+MODULE_CEILING ?= 655360
 RELEASED_BYTES := $(shell sed -n 's/^module-bytes = \([0-9]*\).*/\1/p' Cargo.toml)
 .PHONY: size
 size: policy.wasm
