@@ -58,7 +58,8 @@ pub fn identities() -> [Value; 11] {
         json!({"owners": ["shop/web"], "users": ["root"], "access": "Write"}),
         // Grants as narrow as a write, and a restore (src/grant.rs).
         json!({"owners": ["*"], "users": ["alice"],
-               "changes": ["replicas", {"annotations": ["example.com/*"]}, {"podTemplateEnv": ["STAKATER_*"]}, "delete"]}),
+               "changes": ["replicas", {"annotations": ["example.com/*"]}, {"podTemplateEnv": ["STAKATER_*"]}, "delete",
+                           {"fields": ["status", "operation"]}]}),
         json!({"owners": ["*"], "users": ["root"], "access": "Restore"}),
     ]
 }
