@@ -26,6 +26,7 @@ use crate::control_plane;
 use crate::derivation::{self, Derivation, Parents};
 use crate::facts::{Entry, Facts, Sides};
 use crate::handoff::{self, OfferVerdict};
+use crate::leftover::{self, Owners};
 use crate::mutation::Mutation;
 use crate::one_owner;
 use crate::owner::Claim;
@@ -71,27 +72,35 @@ pub fn evaluate<'a>(
     };
     if request.is_audit_replay() {
         let mut violations = audit::rule(&facts);
+        violations.extend(leftover::audit(&facts, parents));
         following(&facts, parents, |derivation| {
             violations.extend(derivation::out_of_step(&facts, derivation));
         });
         return decide(&facts, violations, false);
     }
-    let (mut violations, mut consume) = judge(&facts, &Derivation::Unread);
+    let unread = Owners::unread();
+    let (mut violations, mut consume) = judge(&facts, &Derivation::Unread, &unread);
     // Under `stampOnly` nothing is denied: no lookup can change the decision.
     if !violations.is_empty() && !settings.stamp_only {
         following(&facts, parents, |derivation| {
-            (violations, consume) = judge(&facts, derivation);
+            if !matches!(derivation, Derivation::Unread) {
+                (violations, consume) = judge(&facts, derivation, &unread);
+            }
+            if let Some(owners) = Owners::read(&facts, &violations, parents) {
+                (violations, consume) = judge(&facts, derivation, &owners);
+            }
         });
     }
     decide(&facts, violations, consume)
 }
 
 /// Reads the object's controller, if it has one the settings follow, and hands what was found
-/// to `then`; an object that may not follow its controller hands on why.
+/// to `then` (nothing read, when it has none); an object that may not follow its controller
+/// hands on why.
 fn following(facts: &Facts<'_>, parents: &dyn Parents, then: impl FnOnce(&Derivation<'_>)) {
     let controller = match derivation::controller(facts) {
         Ok(Some(controller)) => controller,
-        Ok(None) => return,
+        Ok(None) => return then(&Derivation::Unread),
         Err(found) => return then(&Derivation::Refused(found)),
     };
     let raw = parents.get(&controller.lookup());
@@ -108,11 +117,15 @@ fn following(facts: &Facts<'_>, parents: &dyn Parents, then: impl FnOnce(&Deriva
 
 /// Every mark's rules, then the offer's: the violations, and whether the request consumes an
 /// offer.
-fn judge<'a>(facts: &Facts<'a>, derivation: &Derivation<'_>) -> (Vec<Violation<'a>>, bool) {
+fn judge<'a>(
+    facts: &Facts<'a>,
+    derivation: &Derivation<'_>,
+    owners: &Owners,
+) -> (Vec<Violation<'a>>, bool) {
     let mut violations: Vec<_> = facts
         .entries
         .iter()
-        .filter_map(|entry| judge_mark(facts, entry, derivation))
+        .filter_map(|entry| judge_mark(facts, entry, derivation, owners))
         .collect();
     let mut consume_offer = false;
     if facts.sides.incoming().is_some() {
@@ -127,16 +140,19 @@ fn judge<'a>(facts: &Facts<'a>, derivation: &Derivation<'_>) -> (Vec<Violation<'
 }
 
 /// The rules of one owner mark, on the object or in a template, with what its controller
-/// carries, when it was read.
+/// carries and whether its stored owner is gone, when they were read.
 fn judge_mark<'a>(
     facts: &Facts<'a>,
     entry: &Entry<'a>,
     derivation: &Derivation<'_>,
+    owners: &Owners,
 ) -> Option<Violation<'a>> {
     let inherited = derivation.inherits(facts, entry);
+    let found = owners.found(entry);
     let violation = |change, reason| {
         let mut violation = facts.entry_violation(entry, change, reason);
         violation.controller = derivation.found(entry, inherited);
+        violation.owner = found.cloned();
         Some(violation)
     };
     if let Some(reason) = binding::rule(facts, entry) {
@@ -152,9 +168,17 @@ fn judge_mark<'a>(
         return violation(Change::kept(owner), reason);
     };
     let change = entry.change();
+    // A stored owner found gone is judged as none (messages still name it): whoever may adopt
+    // the object may release it.
+    let gone = found.is_some_and(|found| found.finding.gone());
+    if gone && new.is_none() {
+        let reason = requester::rule(facts, Act::Release, change.old, false)?;
+        return violation(change, reason);
+    }
+    let judged = &owners.judged(entry);
     let scope = facts.request.object_scope();
     let fit = |claim| scope::fit(entry.mark, claim, scope).err().map(Reason::from);
-    let judgement = match transition::rule(facts, entry, inherited) {
+    let judgement = match transition::rule(facts, judged, inherited) {
         Ok(judgement) => judgement,
         // A receiver that could not own the object is the first thing to fix.
         Err(Denial::OwnerChange) if let Some(unfit) = fit(new) => return violation(change, unfit),

@@ -53,6 +53,12 @@ pub trait Parents {
     /// The JSON of the object `lookup` names, as the host returns it, or the host's error.
     fn get(&self, lookup: &Lookup<'_>) -> Result<String, String>;
 
+    /// The JSON of the list `lookup` names, as the host returns it (a `List` of its kind), or
+    /// the host's error; a host that lists nothing says so.
+    fn list(&self, _lookup: &ListLookup<'_>) -> Result<String, String> {
+        Err("no Kubewarden host to list it from".to_owned())
+    }
+
     /// Whether there is a host to read from at all: outside a module (natively, in tests and
     /// benchmarks) there is none, and what only a lookup could judge — a `scale` write's target
     /// ([`crate::scale`]) — is not judged.
@@ -113,6 +119,37 @@ impl Lookup<'_> {
             quoted(self.kind),
             quoted(self.name),
             self.disable_cache,
+        )
+    }
+}
+
+/// A lookup of the objects of a kind in a namespace that carry these labels, as Kubewarden's
+/// `kubernetes/list_resources_by_namespace` takes it. policy-server serves it from a watch it
+/// keeps (a kube-rs reflector), fresh to within the watch's delay, which no call reads past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListLookup<'a> {
+    /// The `apiVersion` to list at.
+    pub api_version: &'a str,
+    /// The kind.
+    pub kind: &'a str,
+    /// The namespace.
+    pub namespace: &'a str,
+    /// The label selector: `owner=helm,name=web`.
+    pub label_selector: &'a str,
+}
+
+impl ListLookup<'_> {
+    /// The host call's payload: the JSON of kubewarden-policy-sdk's
+    /// `ListResourcesByNamespaceRequest` (`api_version`, `kind`, `namespace`, `label_selector`,
+    /// `field_selector`, `field_masks`).
+    pub fn payload(&self) -> String {
+        let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
+        format!(
+            r#"{{"api_version":{},"kind":{},"namespace":{},"label_selector":{},"field_selector":null,"field_masks":null}}"#,
+            quoted(self.api_version),
+            quoted(self.kind),
+            quoted(self.namespace),
+            quoted(self.label_selector),
         )
     }
 }
@@ -407,11 +444,16 @@ pub fn repoint_rule<'a>(
     }
 }
 
-/// Whether the host's error says the object does not exist: the API server's not-found status
-/// (`reason: NotFound`, its message `<resource> "<name>" not found`, apimachinery
-/// `errors.NewNotFound`), as kube-rs writes it into the error policy-server hands the guest.
+/// Whether the host's error says the object does not exist: policy-server's own words for a
+/// `get_opt` that found nothing (`Cannot find <apiVersion>/<kind> named '<name>' inside of
+/// namespace '<namespace>'`, policy-evaluator `callback_handler/kubernetes/client.rs`), or the
+/// API server's not-found status (`reason: NotFound`, its message `<resource> "<name>" not
+/// found`, apimachinery `errors.NewNotFound`) as kube-rs writes it.
 pub fn is_not_found(error: &str) -> bool {
-    error.contains("NotFound") || error.ends_with(" not found") || error.contains(" not found:")
+    (error.contains("Cannot find ") && error.contains(" named '"))
+        || error.contains("NotFound")
+        || error.ends_with(" not found")
+        || error.contains(" not found:")
 }
 
 /// The audit rule of derived objects: each mark of the object's own that names an owner and
@@ -448,6 +490,44 @@ impl Controller<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// policy-server's words for an object it did not find, and the API server's, are a
+    /// not-found; a refusal is not.
+    #[test]
+    fn a_not_found_is_told_from_other_errors() {
+        #[rustfmt::skip]
+        let rows = [
+            (r#"Callback evaluation failure: Cannot find olm.operatorframework.io/v1/ClusterExtension named 'cert-manager' inside of namespace 'None'"#, true),
+            (r#"integrations.camel.apache.org "app" not found"#, true),
+            (r#"ApiError: secrets "x" is forbidden: User "system:serviceaccount:kubewarden:policy-server-default" cannot get resource "secrets": Forbidden"#, false),
+            ("Policy has not been granted access to Kubernetes v1/Secret resources. The violation has been reported.", false),
+        ];
+        for (error, expected) in rows {
+            assert_eq!(is_not_found(error), expected, "{error}");
+        }
+    }
+
+    /// The payload is the JSON kubewarden-policy-sdk's `ListResourcesByNamespaceRequest`
+    /// serialises to.
+    #[test]
+    fn a_list_is_the_sdks_list_request() {
+        use kubewarden_policy_sdk::host_capabilities::kubernetes::ListResourcesByNamespaceRequest;
+        let lookup = ListLookup {
+            api_version: "v1",
+            kind: "Secret",
+            namespace: "shop",
+            label_selector: "owner=helm,name=we\"b",
+        };
+        let sdk = ListResourcesByNamespaceRequest {
+            api_version: "v1".to_owned(),
+            kind: "Secret".to_owned(),
+            namespace: "shop".to_owned(),
+            label_selector: Some("owner=helm,name=we\"b".to_owned()),
+            field_selector: None,
+            field_masks: None,
+        };
+        assert_eq!(lookup.payload(), serde_json::to_string(&sdk).unwrap());
+    }
 
     /// The payload is the JSON kubewarden-policy-sdk's `GetResourceRequest` serialises to.
     #[test]

@@ -221,6 +221,7 @@ impl<'a> Facts<'a> {
             change,
             reason,
             controller: None,
+            owner: None,
         }
     }
 

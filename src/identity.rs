@@ -183,6 +183,11 @@ impl Acting {
         self.holds(Access::Own, owner)
     }
 
+    /// Whether the requester acts for some owner: it may adopt what nobody owns.
+    pub fn acts_for_some(&self) -> bool {
+        (self.patterns.iter()).any(|(level, _)| *level == Access::Own)
+    }
+
     /// Whether the requester holds `access` for the owner with this id: an identity binds it to
     /// the owner with that access, or with `Own`, which includes every other.
     pub fn holds(&self, access: Access, owner: &str) -> bool {

@@ -58,6 +58,7 @@ mod facts;
 mod grant;
 mod handoff;
 mod identity;
+mod leftover;
 mod lookup;
 mod mutation;
 mod offer;
@@ -77,14 +78,17 @@ mod violation;
 mod writes;
 
 pub use children::CONTROLLERS;
-pub use derivation::{Lookup, NoHost, Parents};
+pub use derivation::{ListLookup, Lookup, NoHost, Parents};
 pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
 pub use persisted::PERSISTING;
 pub use request::{BINDING, BOUND, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;
 pub use settings::Settings;
 pub use settings::writers::{Binding, WRITERS, Writer};
-pub use violation::{Act, Change, Finding, Found, NotActing, Reason, Rule, Standing, Violation};
+pub use violation::{
+    Act, Change, Finding, Found, NotActing, OwnerFinding, OwnerFound, Reason, Rule, Standing,
+    Violation,
+};
 
 use kubewarden_policy_sdk::protocol_version_guest;
 use wapc_guest::{CallResult, register_function};
@@ -125,6 +129,27 @@ impl Parents for Host {
     #[cfg(not(target_arch = "wasm32"))]
     fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
         NoHost.get(lookup)
+    }
+
+    /// The waPC call kubewarden-policy-sdk's `list_resources_by_namespace` makes, its answer
+    /// kept as text.
+    #[cfg(target_arch = "wasm32")]
+    fn list(&self, lookup: &ListLookup<'_>) -> Result<String, String> {
+        let payload = lookup.payload();
+        let answer = wapc_guest::host_call(
+            "kubewarden",
+            "kubernetes",
+            "list_resources_by_namespace",
+            payload.as_bytes(),
+        )
+        .map_err(|error| error.to_string())?;
+        String::from_utf8(answer).map_err(|error| error.to_string())
+    }
+
+    /// Outside a module there is no waPC host to call.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn list(&self, lookup: &ListLookup<'_>) -> Result<String, String> {
+        NoHost.list(lookup)
     }
 
     fn reads(&self) -> bool {

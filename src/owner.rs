@@ -22,8 +22,10 @@
 
 use std::fmt;
 
+mod lookup;
 mod mark;
 
+pub use lookup::{OwnerLookup, Whereabouts};
 pub use mark::{Format, MarkName, OwnerMark, Place};
 
 use crate::request::Labels;

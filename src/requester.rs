@@ -8,6 +8,7 @@
 //! | make, change or withdraw the owner's offer            | `offer`        | acting for the owner, or `access: Derive` when the controller carries that offer (or none) |
 //! | update or delete what it owns, under `writes: Owner`  | `owner writes` | acting for it, `access: Write` (`Restore`: updates only), or `access: Derive` when the marks are inherited; or changes that the requester's grants list ([`crate::grant`], judged in [`crate::writes`]) |
 //! | point what it owns at another controller of a followed kind (`parentKinds`), keeping its marks | `identity` | acting for it, or `access: Write`; or a new controller that carries the owner ([`crate::derivation::repoint_rule`]) |
+//! | remove the mark of an owner that is gone (release a leftover, [`crate::leftover`]) | `identity` | acting for some owner: whoever may adopt it |
 //!
 //! An inherited mark is one the object's controller carries ([`crate::derivation`]). The access
 //! levels add up: `Own` does everything, `Write` and `Derive` each only their rows, `Changes`
@@ -64,7 +65,9 @@ pub fn rule<'a>(
         Sides::Update(..) => Operation::Update,
         Sides::Delete(_) => Operation::Delete,
     };
-    if allows(|level| acting.holds(level, &id), act, inherited, operation) {
+    if allows(|level| acting.holds(level, &id), act, inherited, operation)
+        || (act == Act::Release && acting.acts_for_some())
+    {
         return None;
     }
     let standing = match acting.holds(Access::Write, &id) {

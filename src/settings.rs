@@ -7,16 +7,15 @@
 use serde::Deserialize;
 
 mod check;
+mod marks;
 mod parents;
 pub mod writers;
 
 pub use parents::{ParentKind, group_of};
 pub use writers::ClusterWriter;
 
-use check::{
-    check_identity, check_label_key, check_names, check_objects, check_owner_mark,
-    check_trusted_writer,
-};
+use check::{check_identity, check_label_key, check_names, check_objects, check_trusted_writer};
+use marks::check_owner_mark;
 
 use crate::control_plane::TrustedWriter;
 use crate::error_path;

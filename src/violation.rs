@@ -23,7 +23,7 @@ use std::fmt;
 mod found;
 mod reason;
 
-pub use found::{Finding, Found};
+pub use found::{Finding, Found, OwnerFinding, OwnerFound};
 pub use reason::{Act, NotActing, Reason, Standing};
 
 use crate::owner::{Claim, MarkName};
@@ -52,6 +52,8 @@ pub enum Rule {
     OwnerWrites,
     /// In an audit, a derived object's mark differs from its controller's.
     Controller,
+    /// In an audit, an object's owner is gone.
+    Leftover,
     /// A Binding carries an owner mark, which the API server would copy onto its Pod.
     Binding,
     /// An offer made, withdrawn or left behind against the handoff rules.
@@ -60,7 +62,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order messages and docs list them.
-    pub const ALL: [Rule; 12] = [
+    pub const ALL: [Rule; 13] = [
         Rule::OwnerChange,
         Rule::Adoption,
         Rule::Orphaning,
@@ -71,6 +73,7 @@ impl Rule {
         Rule::Identity,
         Rule::OwnerWrites,
         Rule::Controller,
+        Rule::Leftover,
         Rule::Binding,
         Rule::Offer,
     ];
@@ -88,6 +91,7 @@ impl Rule {
             Rule::Identity => "identity",
             Rule::OwnerWrites => "owner writes",
             Rule::Controller => "controller",
+            Rule::Leftover => "leftover",
             Rule::Binding => "binding",
             Rule::Offer => "offer",
         }
@@ -135,6 +139,9 @@ pub struct Violation<'a> {
     /// What the lookup of the object's controller found, when the rules read it
     /// ([`crate::derivation`]): why the mark was not inherited from it.
     pub controller: Option<Found>,
+    /// What the lookup of the owner the request moves found, when the rules read it
+    /// ([`crate::leftover`]).
+    pub owner: Option<OwnerFound>,
 }
 
 impl Violation<'_> {
@@ -155,6 +162,7 @@ impl fmt::Display for Violation<'_> {
             change,
             reason,
             controller,
+            owner: found_owner,
         } = self;
         let key = match template {
             None => mark.to_string(),
@@ -175,6 +183,10 @@ impl fmt::Display for Violation<'_> {
             format!("{key}: {rule} denied for {object} from {old} to {new}: {reason}")
         };
         let line = match controller {
+            Some(found) => format!("{line}; {found}"),
+            None => line,
+        };
+        let line = match found_owner {
             Some(found) => format!("{line}; {found}"),
             None => line,
         };
@@ -304,6 +316,7 @@ mod tests {
             change,
             reason,
             controller: None,
+            owner: None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use super::Shape;
+use super::lookup::OwnerLookup;
 
 /// Where a mark is kept in an object's metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub struct OwnerMark {
     /// The keys of other marks that name the same owner as this one, written by one tool for
     /// one owner (Flux helm-controller writes Helm's annotations and its own labels).
     pub same_owner_as: Vec<String>,
+    /// Where its owners live, to tell whether one is gone ([`crate::leftover`]).
+    pub owner_lookup: Option<OwnerLookup>,
 }
 
 /// A mark as the settings write it.
@@ -80,6 +83,8 @@ struct MarkFields {
     namespaced_kinds: Vec<String>,
     #[serde(default)]
     same_owner_as: Vec<String>,
+    #[serde(default)]
+    owner_lookup: Option<OwnerLookup>,
 }
 
 impl TryFrom<MarkFields> for OwnerMark {
@@ -105,6 +110,7 @@ impl TryFrom<MarkFields> for OwnerMark {
             cluster_kinds: fields.cluster_kinds,
             namespaced_kinds: fields.namespaced_kinds,
             same_owner_as: fields.same_owner_as,
+            owner_lookup: fields.owner_lookup,
         })
     }
 }
@@ -122,6 +128,7 @@ impl OwnerMark {
             cluster_kinds: owned(cluster_kinds),
             namespaced_kinds: owned(namespaced_kinds),
             same_owner_as: Vec::new(),
+            owner_lookup: None,
         }
     }
 

@@ -12,7 +12,7 @@ use crate::grant::Grant;
 use crate::identity::{
     Access, Identity, NAME_TEMPLATE, NAMESPACE_TEMPLATE, SERVICE_ACCOUNT_PREFIX, TEMPLATES,
 };
-use crate::owner::{Claim, Format, OwnerMark, Place};
+use crate::owner::{Claim, OwnerMark};
 use crate::request::Operation;
 
 /// Rejects renamed settings with what to write instead, and an array where the settings have
@@ -61,80 +61,6 @@ pub(super) fn check_objects(document: &Value) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Checks one owner mark: its keys, its shape and kinds, and contradictions.
-pub(super) fn check_owner_mark(mark: &OwnerMark, field: &str, problems: &mut Vec<String>) {
-    let place = mark.place.as_str();
-    for (name, key) in mark.keys() {
-        if let Err(why) = check_label_key(key) {
-            problems.push(format!(
-                "{field}.{name}: {key:?} is not a valid {place} key: {why}"
-            ));
-        }
-    }
-    for companion in [&mark.kind_key, &mark.namespace_key].into_iter().flatten() {
-        if *companion == mark.key {
-            problems.push(format!(
-                "{field}: the companion key must differ from {:?}; it needs a {place} of its own",
-                mark.key
-            ));
-        }
-    }
-    if mark.kind_key.is_some() && mark.namespace_key.is_some() {
-        problems.push(format!(
-            "{field}: set kindKey or namespaceKey, not both; a mark has one companion key"
-        ));
-    }
-    if mark.kind_key.is_some() && !mark.has_kinds() {
-        problems.push(format!(
-            "{field}.kindKey: set without clusterKinds or namespacedKinds; list the owner \
-             kinds the kind {place} may hold, or drop kindKey for opaque owner ids"
-        ));
-    }
-    if mark.namespace_key.is_some() && mark.has_kinds() {
-        problems.push(format!(
-            "{field}.namespaceKey: owners named <namespace>/<name> have no kind; drop \
-             clusterKinds and namespacedKinds"
-        ));
-    }
-    if mark.format == Format::ArgoCdTrackingId {
-        if mark.place != Place::Annotation {
-            problems.push(format!(
-                "{field}.format: ArgoCDTrackingID is read from an annotation \
-                 (argocd.argoproj.io/tracking-id); write `annotation:`"
-            ));
-        }
-        if mark.companion_key().is_some() || mark.has_kinds() {
-            problems.push(format!(
-                "{field}.format: a tracking id names its app alone; drop kindKey, \
-                 namespaceKey and the kinds"
-            ));
-        }
-    }
-    for (list, kinds) in [
-        ("clusterKinds", &mark.cluster_kinds),
-        ("namespacedKinds", &mark.namespaced_kinds),
-    ] {
-        for (index, kind) in kinds.iter().enumerate() {
-            if let Err(why) = check_kind(kind) {
-                problems.push(format!(
-                    "{field}.{list}[{index}]: {kind:?} is not a valid kind name: {why}"
-                ));
-            }
-            if kinds[..index].contains(kind) {
-                problems.push(format!("{field}.{list}[{index}]: {kind:?} is listed twice"));
-            }
-        }
-    }
-    for kind in &mark.namespaced_kinds {
-        if mark.cluster_kinds.contains(kind) {
-            problems.push(format!(
-                "{field}: kind {kind:?} is listed in both clusterKinds and namespacedKinds; \
-                 a kind is either cluster-level or confined to its namespace"
-            ));
-        }
-    }
 }
 
 /// Checks one identity: its owner patterns, and that it binds someone who can use them.

@@ -39,20 +39,23 @@ pub fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
+/// Checks an `apiVersion`: `<version>` or `<group>/<version>`.
+pub(super) fn check_api_version(api_version: &str) -> Result<(), String> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    match is_dns_label(version) && (group.is_empty() || is_dns_subdomain(group)) {
+        true => Ok(()),
+        false => Err(format!(
+            "{api_version:?} is not an API version such as v1 or camel.apache.org/v1"
+        )),
+    }
+}
+
 /// Checks the followed kinds: each a valid `apiVersion` and kind, each kind once.
 pub(super) fn check_parent_kinds(kinds: &[ParentKind], problems: &mut Vec<String>) {
     for (index, parent) in kinds.iter().enumerate() {
         let field = format!("parentKinds[{index}]");
-        let (group, version) = parent
-            .api_version
-            .rsplit_once('/')
-            .unwrap_or(("", &parent.api_version));
-        if !is_dns_label(version) || (!group.is_empty() && !is_dns_subdomain(group)) {
-            problems.push(format!(
-                "{field}.apiVersion: {:?} is not an API version such as v1 or \
-                 camel.apache.org/v1",
-                parent.api_version
-            ));
+        if let Err(why) = check_api_version(&parent.api_version) {
+            problems.push(format!("{field}.apiVersion: {why}"));
         }
         if let Err(why) = super::check::check_kind(&parent.kind) {
             problems.push(format!("{field}.kind: {:?} {why}", parent.kind));

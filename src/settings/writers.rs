@@ -217,6 +217,14 @@ mod tests {
         }
     }
 
+    /// The settings form (and Artifact Hub's copy of it) lists the catalogue's names.
+    #[test]
+    fn the_settings_form_lists_the_catalogue() {
+        let form = include_str!("../../questions-ui.yml");
+        let listed = format!("(docs/writers.md): {}.", names());
+        assert!(form.contains(&listed), "questions-ui.yml: want {listed}");
+    }
+
     #[test]
     fn a_denial_names_the_writer_to_enable() {
         let keda = [ClusterWriter {

@@ -1,5 +1,5 @@
-//! What the lookup of an object's controller found ([`crate::derivation`]), as a denial, or an
-//! audit's report, says it.
+//! What the lookup of an object's controller found ([`crate::derivation`]), and of its owner
+//! ([`crate::leftover`]), as a denial, or an audit's report, says it.
 
 use std::fmt;
 
@@ -64,6 +64,74 @@ impl fmt::Display for Found {
     }
 }
 
+/// What the lookup of an object's owner found ([`crate::leftover`]), as a denial or an audit's
+/// report says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerFound {
+    /// The owner, as messages name it: `ClusterExtension cert-manager`, `Helm release
+    /// shop/web`.
+    pub owner: String,
+    /// What was found.
+    pub finding: OwnerFinding,
+}
+
+/// Whether an owner is there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnerFinding {
+    /// The owner object was not found.
+    NotFound,
+    /// Helm keeps no record of the release.
+    NoRecord,
+    /// The release's last record says it was uninstalled (`helm uninstall --keep-history`).
+    Uninstalled,
+    /// The owner exists.
+    Exists,
+    /// The owner is being deleted: it owns its objects until it is gone.
+    Deleting,
+    /// The owner could not be read: the host's error.
+    Unreadable(String),
+}
+
+impl OwnerFinding {
+    /// Whether the owner was found gone: an explicit not-found, or no live record.
+    pub fn gone(&self) -> bool {
+        matches!(
+            self,
+            OwnerFinding::NotFound | OwnerFinding::NoRecord | OwnerFinding::Uninstalled
+        )
+    }
+}
+
+impl fmt::Display for OwnerFound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let owner = &self.owner;
+        let gone = "a leftover, judged as owned by none";
+        match &self.finding {
+            OwnerFinding::NotFound => write!(f, "its owner {owner} was not found: {gone}"),
+            OwnerFinding::NoRecord => {
+                write!(f, "its owner {owner} has no record left: {gone}")
+            }
+            OwnerFinding::Uninstalled => {
+                write!(
+                    f,
+                    "its owner {owner} was uninstalled (its last record): {gone}"
+                )
+            }
+            OwnerFinding::Exists => write!(f, "its owner {owner} exists"),
+            OwnerFinding::Deleting => write!(
+                f,
+                "its owner {owner} is being deleted, and owns it until it is gone"
+            ),
+            OwnerFinding::Unreadable(error) => write!(
+                f,
+                "its owner {owner} could not be read ({error}), and counts as there; \
+                 policy-server's service account needs get on it (list and watch on Helm's \
+                 records), and the policy its kind in contextAwareResources"
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +151,26 @@ mod tests {
         for (finding, text) in rows {
             let found = Found {
                 controller: "Integration shop/app".to_owned(),
+                finding,
+            };
+            assert_eq!(found.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn each_owner_finding_says_what_the_lookup_found() {
+        #[rustfmt::skip]
+        let rows = [
+            (OwnerFinding::NotFound, "its owner Helm release shop/web was not found: a leftover, judged as owned by none"),
+            (OwnerFinding::NoRecord, "its owner Helm release shop/web has no record left: a leftover, judged as owned by none"),
+            (OwnerFinding::Uninstalled, "its owner Helm release shop/web was uninstalled (its last record): a leftover, judged as owned by none"),
+            (OwnerFinding::Exists, "its owner Helm release shop/web exists"),
+            (OwnerFinding::Deleting, "its owner Helm release shop/web is being deleted, and owns it until it is gone"),
+            (OwnerFinding::Unreadable("forbidden".to_owned()), "its owner Helm release shop/web could not be read (forbidden), and counts as there; policy-server's service account needs get on it (list and watch on Helm's records), and the policy its kind in contextAwareResources"),
+        ];
+        for (finding, text) in rows {
+            let found = OwnerFound {
+                owner: "Helm release shop/web".to_owned(),
                 finding,
             };
             assert_eq!(found.to_string(), text);

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{Found, Rule};
+use super::{Found, OwnerFound, Rule};
 use crate::identity::Acting;
 use crate::offer::{OFFER_FORM, offer_text};
 use crate::owner::{Claim, InvalidOwner, OwnerMark};
@@ -101,6 +101,8 @@ pub enum Reason<'a> {
     /// In an audit, a derived object's mark differs from what its controller carries
     /// (`controller`).
     OutOfStep(Found),
+    /// In an audit, the object's owner is gone (`leftover`).
+    Leftover(OwnerFound),
     /// A Binding carries an owner mark (`binding`).
     ThroughBinding,
     /// Without identities, an update points what `owner` owns at a new controller that does
@@ -159,6 +161,9 @@ pub enum Act {
     /// Points what the owner owns at another controller of a followed kind (`identity`): its
     /// marks would then follow that controller's ([`crate::derivation`]).
     Repoint,
+    /// Removes the mark of an owner that is gone (`identity`): whoever may adopt the leftover
+    /// may release it ([`crate::leftover`]).
+    Release,
 }
 
 impl Reason<'_> {
@@ -173,7 +178,7 @@ impl Reason<'_> {
             Reason::Scope(ScopeViolation::OtherNamespace { .. }) => Rule::NamespaceScope,
             Reason::SecondOwner { .. } => Rule::OneOwner,
             Reason::NotActing(NotActing { act, .. }) => match act {
-                Act::Set | Act::Remove | Act::Repoint => Rule::Identity,
+                Act::Set | Act::Remove | Act::Repoint | Act::Release => Rule::Identity,
                 Act::Write => Rule::OwnerWrites,
                 Act::Offer | Act::Withdraw => Rule::Offer,
             },
@@ -186,6 +191,7 @@ impl Reason<'_> {
             | Reason::OfferToItself { .. }
             | Reason::OfferToUnfit { .. } => Rule::Offer,
             Reason::OutOfStep(_) | Reason::Repointed { .. } => Rule::Controller,
+            Reason::Leftover(_) => Rule::Leftover,
             Reason::ThroughBinding => Rule::Binding,
         }
     }
@@ -308,6 +314,10 @@ impl fmt::Display for Reason<'_> {
                 }
             }
             Reason::OutOfStep(found) => write!(f, "out of step with its controller: {found}"),
+            Reason::Leftover(found) => write!(
+                f,
+                "{found}; a new owner may adopt it, and whoever may adopt it may release it"
+            ),
             Reason::Repointed { owner } => write!(
                 f,
                 "its marks would follow a new controller's (parentKinds), and only one that \
@@ -355,6 +365,7 @@ impl fmt::Display for NotActing<'_> {
             Act::Offer => "offer it or withdraw an offer of",
             Act::Withdraw => "withdraw or change an offer of",
             Act::Repoint => "repoint",
+            Act::Release => "release",
         };
         write!(f, "; only a requester acting for an owner may {act} it")?;
         match self.act {
