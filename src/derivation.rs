@@ -136,6 +136,9 @@ pub struct ListLookup<'a> {
     pub namespace: &'a str,
     /// The label selector: `owner=helm,name=web`.
     pub label_selector: &'a str,
+    /// The only fields the host keeps of each object, in its watch and its answer
+    /// (`metadata.labels`); none: all of them.
+    pub field_masks: &'a [&'a str],
 }
 
 impl ListLookup<'_> {
@@ -144,8 +147,12 @@ impl ListLookup<'_> {
     /// `field_selector`, `field_masks`).
     pub fn payload(&self) -> String {
         let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
+        let masks = match self.field_masks {
+            [] => "null".to_owned(),
+            masks => serde_json::to_string(masks).unwrap_or_default(),
+        };
         format!(
-            r#"{{"api_version":{},"kind":{},"namespace":{},"label_selector":{},"field_selector":null,"field_masks":null}}"#,
+            r#"{{"api_version":{},"kind":{},"namespace":{},"label_selector":{},"field_selector":null,"field_masks":{masks}}}"#,
             quoted(self.api_version),
             quoted(self.kind),
             quoted(self.namespace),
@@ -517,6 +524,7 @@ mod tests {
             kind: "Secret",
             namespace: "shop",
             label_selector: "owner=helm,name=we\"b",
+            field_masks: &[],
         };
         let sdk = ListResourcesByNamespaceRequest {
             api_version: "v1".to_owned(),
@@ -527,6 +535,15 @@ mod tests {
             field_masks: None,
         };
         assert_eq!(lookup.payload(), serde_json::to_string(&sdk).unwrap());
+        let masked = ListLookup {
+            field_masks: &["metadata.labels"],
+            ..lookup
+        };
+        let sdk = ListResourcesByNamespaceRequest {
+            field_masks: Some(["metadata.labels".to_owned()].into()),
+            ..sdk
+        };
+        assert_eq!(masked.payload(), serde_json::to_string(&sdk).unwrap());
     }
 
     /// The payload is the JSON kubewarden-policy-sdk's `GetResourceRequest` serialises to.

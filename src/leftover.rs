@@ -40,8 +40,7 @@ impl Owners {
     }
 
     /// Reads the stored owner of each entry of `facts` that a violation names and that the
-    /// request moves, under a mark with `ownerLookup`, once each; `None` when none was found
-    /// gone, and the judgement stands.
+    /// request moves, under a mark with `ownerLookup`, once each; `None` when none was read.
     pub fn read(
         facts: &Facts<'_>,
         violations: &[Violation<'_>],
@@ -66,8 +65,7 @@ impl Owners {
                 owners.read.push((entry.mark.key.clone(), id, found));
             }
         }
-        let gone = owners.read.iter().any(|(.., found)| found.finding.gone());
-        gone.then_some(owners)
+        (!owners.read.is_empty()).then_some(owners)
     }
 
     /// What the lookup of `entry`'s stored owner found, if it was read.
@@ -146,6 +144,8 @@ fn find(
                 kind: driver.kind(),
                 namespace,
                 label_selector: &selector,
+                // The labels say all: not the release's manifest, kept in the watch.
+                field_masks: &["metadata.labels"],
             });
             match read.map(|text| serde_json::from_str::<Records>(&text)) {
                 Ok(Ok(records)) => records.finding(),

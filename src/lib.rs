@@ -79,7 +79,9 @@ mod writes;
 
 pub use children::CONTROLLERS;
 pub use derivation::{ListLookup, Lookup, NoHost, Parents};
-pub use owner::{Claim, Format, InvalidOwner, MarkName, OwnerMark, Place as MarkPlace};
+pub use owner::{
+    Claim, Format, HelmDriver, InvalidOwner, MarkName, OwnerLookup, OwnerMark, Place as MarkPlace,
+};
 pub use persisted::PERSISTING;
 pub use request::{BINDING, BOUND, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;

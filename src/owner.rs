@@ -25,7 +25,7 @@ use std::fmt;
 mod lookup;
 mod mark;
 
-pub use lookup::{OwnerLookup, Whereabouts};
+pub use lookup::{HelmDriver, OwnerLookup, Whereabouts};
 pub use mark::{Format, MarkName, OwnerMark, Place};
 
 use crate::request::Labels;

@@ -650,6 +650,22 @@ mod tests {
                 r#"identities[0].changes[0].fields: "metadata" is not a field of the object's body; metadata is granted by annotations, labels and finalizers; identities[0].changes[0].fields: "stat*": name each field whole"#,
             ),
             (
+                r#"{"ownerMarks": [{"label": "appID", "clusterKinds": ["ClusterExtension"], "ownerLookup": {"apiVersion": "Widgets/v1", "kind": "Widget", "namespace": "argocd"}}]}"#,
+                r#"ownerMarks[0].ownerLookup.apiVersion: "Widgets/v1" is not an API version such as v1 or camel.apache.org/v1; ownerMarks[0].ownerLookup.kind: "Widget" is none of the mark's owner kinds (ClusterExtension); ownerMarks[0].ownerLookup.namespace: "argocd": the owner's id names its namespace; drop it"#,
+            ),
+            (
+                r#"{"ownerMarks": [{"label": "appID", "ownerLookup": {"helmRecords": "Secret"}}, {"annotation": "argocd.argoproj.io/tracking-id", "format": "ArgoCDTrackingID", "ownerLookup": {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"}}]}"#,
+                r#"ownerMarks[0].ownerLookup.helmRecords: a Helm release is <namespace>/<name>: set the mark's namespaceKey (meta.helm.sh/release-namespace); ownerMarks[1].ownerLookup.namespace: set the namespace of Argo CD's Applications (argocd), where an app whose id names no namespace lives"#,
+            ),
+            (
+                r#"{"ownerMarks": [{"label": "a", "ownerLookup": {"kind": "K", "helmRecords": "Secret"}}, {"label": "b", "ownerLookup": {"kind": "K"}}, {"label": "c", "ownerLookup": {"namespace": "n"}}]}"#,
+                r#"ownerMarks[0].ownerLookup: set apiVersion and kind, or helmRecords, not both; ownerMarks[1].ownerLookup: set apiVersion and kind together; ownerMarks[2].ownerLookup: set apiVersion and kind (the owner is an object of that kind) or helmRecords (a Helm release)"#,
+            ),
+            (
+                r#"{"ownerMarks": [{"annotation": "a", "namespaceKey": "b", "ownerLookup": {"helmRecords": "Secrets"}}]}"#,
+                "ownerMarks[0].ownerLookup.helmRecords: unknown variant `Secrets`, expected `Secret` or `ConfigMap`",
+            ),
+            (
                 r#"{"clusterWriters": [{"name": "kedaa"}]}"#,
                 r#"clusterWriters[0].name: the catalogue has no writer "kedaa"; it has argo-cd, argo-rollouts, calico, cert-manager, cluster-autoscaler,"#,
             ),

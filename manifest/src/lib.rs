@@ -252,7 +252,7 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
     yaml.push_str(&format!(
         "  mutating: {mutating}\n  backgroundAudit: {audit}\n"
     ));
-    if audit && (!settings.parent_kinds.is_empty() || settings.judges_writes()) {
+    if audit && !lookups(&settings).is_empty() {
         yaml.push_str(&context_aware_resources(&settings));
     }
     yaml.push_str("  rules:\n");
@@ -264,14 +264,14 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
 }
 
 /// The kinds the policy reads, as the `contextAwareResources` Kubewarden grants lookups of:
-/// those of `parentKinds`, and under `writes: Owner` the targets of `scale` writes, the Pods of
-/// Bindings and the controllers of unmarked children.
+/// those of `parentKinds` and of the marks' `ownerLookup`, and under `writes: Owner` the targets
+/// of `scale` writes, the Pods of Bindings and the controllers of unmarked children.
 fn context_aware_resources(settings: &Settings) -> String {
     let mut yaml = String::from(
-        "  # The objects the policy reads (the controllers of `parentKinds`; under `writes: Owner`,\n  \
-         # the targets of scale writes, the Pods of Bindings and the controllers of unmarked\n  \
-         # children); policy-server's service account needs get on them (see\n  \
-         # docs/deploying.md, \"Derived objects\").\n  \
+        "  # The objects the policy reads (the controllers of `parentKinds`, the owners of\n  \
+         # `ownerLookup`; under `writes: Owner`, the targets of scale writes, the Pods of Bindings\n  \
+         # and the controllers of unmarked children); policy-server's service account needs to\n  \
+         # read them (`make rbac`; see docs/deploying.md, \"Derived objects\").\n  \
          contextAwareResources:\n",
     );
     for (api_version, kind) in lookup_kinds(settings) {
@@ -292,40 +292,43 @@ pub fn resource_of(kind: &str) -> String {
 }
 
 /// What policy-server's service account needs for the policy `name` to read what it reads
-/// under the settings (`make rbac`): a ClusterRole of `get` on each kind of
-/// [`lookup_kinds`], by API group, and its binding to the default PolicyServer's account;
-/// a comment alone when the policy reads nothing.
+/// under the settings (`make rbac`): a ClusterRole of the verbs of each kind of [`lookups`], by
+/// API group, and its binding to the default PolicyServer's account; a comment alone when the
+/// policy reads nothing.
 pub fn policy_server_rbac(name: &str, settings_yaml: &str) -> Result<String, String> {
     let settings = read_settings(settings_yaml)?;
-    let kinds = lookup_kinds(&settings);
-    if kinds.is_empty() {
+    let reads = lookups(&settings);
+    if reads.is_empty() {
         return Ok(format!(
             "# The policy {name} reads nothing through Kubewarden's lookups: policy-server needs \
              no grant for it.\n"
         ));
     }
-    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-    for (api_version, kind) in kinds {
+    let mut groups: Vec<(&str, Verbs, Vec<String>)> = Vec::new();
+    for (api_version, kind, verbs) in reads {
         let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
         let resource = resource_of(kind);
-        match groups.iter_mut().find(|(known, _)| *known == group) {
-            Some((_, resources)) => resources.push(resource),
-            None => groups.push((group, vec![resource])),
+        match (groups.iter_mut()).find(|(known, with, _)| *known == group && *with == verbs) {
+            Some((.., resources)) => resources.push(resource),
+            None => groups.push((group, verbs, vec![resource])),
         }
     }
     let rules: String = (groups.iter())
-        .map(|(group, resources)| {
+        .map(|(group, verbs, resources)| {
             format!(
-                "  - apiGroups: [{:?}]\n    resources: [{}]\n    verbs: [get]\n",
+                "  - apiGroups: [{:?}]\n    resources: [{}]\n    verbs: [{}]\n",
                 group,
-                resources.join(", ")
+                resources.join(", "),
+                verbs.join(", ")
             )
         })
         .collect();
     Ok(format!(
         "# What policy-server's service account needs for the policy {name} to read what it reads\n\
-         # (its contextAwareResources): `get` on each kind. `policy-server-default` in `kubewarden`\n\
-         # is the default PolicyServer's account; name yours if the policy runs on another.\n\
+         # (its contextAwareResources): `get` on each kind read by name, `list` and `watch` on\n\
+         # Helm's records, which policy-server lists through a watch. `policy-server-default` in\n\
+         # `kubewarden` is the default PolicyServer's account; name yours if the policy runs on\n\
+         # another.\n\
          apiVersion: rbac.authorization.k8s.io/v1\n\
          kind: ClusterRole\n\
          metadata:\n  name: {name}-lookups\n\
@@ -339,19 +342,51 @@ pub fn policy_server_rbac(name: &str, settings_yaml: &str) -> Result<String, Str
     ))
 }
 
+/// The verbs a read needs.
+type Verbs = &'static [&'static str];
+
+/// An object read by name (`kubernetes/get_resource`).
+const GET: Verbs = &["get"];
+/// A list (`kubernetes/list_resources_by_namespace`), which policy-server serves from a watch.
+const LIST: Verbs = &["list", "watch"];
+
 /// The `(apiVersion, kind)` of every object the policy may read under `settings`, each once.
 pub fn lookup_kinds(settings: &Settings) -> Vec<(&str, &str)> {
-    let mut kinds: Vec<(&str, &str)> = (settings.parent_kinds.iter())
-        .map(|kind| (kind.api_version.as_str(), kind.kind.as_str()))
+    (lookups(settings).into_iter())
+        .map(|(api_version, kind, _)| (api_version, kind))
+        .collect()
+}
+
+/// What the policy may read under `settings`: each kind once, with the verbs policy-server needs
+/// to read it — `get` on the controllers it follows, the owners of `ownerLookup` and, under
+/// `writes: Owner`, what writes reach; `list` and `watch` on Helm's records.
+pub fn lookups(settings: &Settings) -> Vec<(&str, &str, Verbs)> {
+    let mut kinds: Vec<(&str, &str, Verbs)> = (settings.parent_kinds.iter())
+        .map(|kind| (kind.api_version.as_str(), kind.kind.as_str(), GET))
         .collect();
-    if settings.judges_writes() {
+    let owners = (settings.owner_marks.iter()).filter_map(|mark| {
+        let lookup = mark.owner_lookup.as_ref()?;
+        match (&lookup.api_version, &lookup.kind, lookup.helm_records) {
+            (_, _, Some(driver)) => Some(("v1", driver.kind(), LIST)),
+            (Some(api_version), Some(kind), None) => {
+                Some((api_version.as_str(), kind.as_str(), GET))
+            }
+            _ => None,
+        }
+    });
+    let reached = settings.judges_writes().then(|| {
         let read = SCALED
             .iter()
-            .map(|(_, _, api_version, kind)| (*api_version, *kind));
-        for (api_version, kind) in read.chain([BOUND]).chain(CONTROLLERS) {
-            if !kinds.contains(&(api_version, kind)) {
-                kinds.push((api_version, kind));
-            }
+            .map(|(_, _, api_version, kind)| (*api_version, *kind, GET));
+        read.chain([(BOUND.0, BOUND.1, GET)])
+            .chain(CONTROLLERS.map(|(api_version, kind)| (api_version, kind, GET)))
+    });
+    for (api_version, kind, verbs) in owners.chain(reached.into_iter().flatten()) {
+        if !kinds
+            .iter()
+            .any(|(a, k, _)| (*a, *k) == (api_version, kind))
+        {
+            kinds.push((api_version, kind, verbs));
         }
     }
     kinds

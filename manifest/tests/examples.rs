@@ -366,8 +366,8 @@ fn metadata_yml_lists_the_controllers_the_examples_follow() {
     );
 }
 
-/// Each example that follows controllers ships the RBAC policy-server needs to read them:
-/// `get` on each kind's resource, and nothing else.
+/// Each example that reads objects ships the RBAC policy-server needs to read them: `get` on
+/// each kind read by name, `list` and `watch` on Helm's records, and nothing else.
 #[test]
 fn examples_grant_policy_server_get_on_the_controllers_they_follow() {
     for setup in examples() {
@@ -381,38 +381,29 @@ fn examples_grant_policy_server_get_on_the_controllers_they_follow() {
             continue;
         }
         let role = &documents(&read(&path))[0];
-        let mut granted = Vec::new();
-        for rule in role["rules"].as_sequence().unwrap() {
-            assert_eq!(
-                rule["verbs"],
-                serde_yaml::from_str::<Value>("[get]").unwrap(),
-                "{path}"
-            );
-            for group in rule["apiGroups"].as_sequence().unwrap() {
-                for resource in rule["resources"].as_sequence().unwrap() {
-                    granted.push(format!(
-                        "{}/{}",
-                        group.as_str().unwrap(),
-                        resource.as_str().unwrap()
-                    ));
+        // Each resource a rule grants, with its verbs.
+        let grants = |role: &Value| {
+            let mut granted = Vec::new();
+            for rule in role["rules"].as_sequence().unwrap() {
+                let verbs = format!("{:?}", rule["verbs"]);
+                for group in rule["apiGroups"].as_sequence().unwrap() {
+                    for resource in rule["resources"].as_sequence().unwrap() {
+                        let (group, resource) =
+                            (group.as_str().unwrap(), resource.as_str().unwrap());
+                        granted.push(format!("{group}/{resource} {verbs}"));
+                    }
                 }
             }
-        }
+            granted
+        };
+        let mut granted = grants(role);
         // What `make rbac` grants, as each example grants it by hand.
         let rbac = single_owner_manifest::policy_server_rbac(
             "x",
             &read(&format!("examples/{setup}/settings.yaml")),
         )
         .unwrap();
-        let mut wanted = Vec::new();
-        for rule in documents(&rbac)[0]["rules"].as_sequence().unwrap() {
-            for group in rule["apiGroups"].as_sequence().unwrap() {
-                for resource in rule["resources"].as_sequence().unwrap() {
-                    let (group, resource) = (group.as_str().unwrap(), resource.as_str().unwrap());
-                    wanted.push(format!("{group}/{resource}"));
-                }
-            }
-        }
+        let mut wanted = grants(&documents(&rbac)[0]);
         granted.sort();
         wanted.sort();
         assert_eq!(granted, wanted, "{path}");

@@ -31,7 +31,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 /// A host call, as the session file records it: policy-evaluator's `CallbackRequestType`,
-/// of which the runner serves the one variant below. Its `Debug` output is the enum's, which
+/// of which the runner serves the two variants below. Its `Debug` output is the enum's, which
 /// kwctl's replay error prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Request {
@@ -44,6 +44,17 @@ pub enum Request {
         name: String,
         namespace: Option<String>,
         disable_cache: bool,
+        field_masks: Option<BTreeSet<String>>,
+    },
+    /// `kubernetes/list_resources_by_namespace`: the objects of a kind in a namespace,
+    /// policy-evaluator's variant, into which it moves the fields of the guest's
+    /// `ListResourcesByNamespaceRequest`.
+    KubernetesListResourceNamespace {
+        api_version: String,
+        kind: String,
+        namespace: String,
+        label_selector: Option<String>,
+        field_selector: Option<String>,
         field_masks: Option<BTreeSet<String>>,
     },
 }
@@ -113,7 +124,7 @@ impl Session {
                 let request = serde_yaml::from_str(&exchange.request).with_context(|| {
                     format!(
                         "exchange {}: cannot read its request as a call the runner replays \
-                         (a !KubernetesGetResource)",
+                         (a !KubernetesGetResource or !KubernetesListResourceNamespace)",
                         index + 1
                     )
                 })?;
@@ -188,6 +199,19 @@ impl fmt::Display for Request {
                 Some(namespace) => write!(f, "{api_version} {kind} {namespace}/{name}"),
                 None => write!(f, "{api_version} {kind} {name}"),
             },
+            Self::KubernetesListResourceNamespace {
+                api_version,
+                kind,
+                namespace,
+                label_selector,
+                ..
+            } => {
+                write!(f, "the {api_version} {kind} list of {namespace}")?;
+                match label_selector {
+                    Some(selector) => write!(f, " labelled {selector}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -237,6 +261,38 @@ mod tests {
             Session::from_iter([(get("shop"), found(r#"{"kind":"Integration"}"#))])
         );
         assert_eq!(session.to_yaml().unwrap(), KWCTL_RECORDING);
+    }
+
+    /// The YAML kwctl writes for a list call.
+    const KWCTL_LIST_RECORDING: &str = r#"- type: Exchange
+  request: |
+    !KubernetesListResourceNamespace
+    api_version: v1
+    kind: Secret
+    namespace: shop
+    label_selector: owner=helm,name=web
+    field_selector: null
+    field_masks:
+    - metadata.labels
+  response:
+    type: Success
+    payload: '{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":[]}'
+"#;
+
+    #[test]
+    fn reads_a_list_kwctl_records_and_writes_it_back_alike() {
+        let session = Session::from_yaml(KWCTL_LIST_RECORDING).unwrap();
+        let list = Request::KubernetesListResourceNamespace {
+            api_version: "v1".to_owned(),
+            kind: "Secret".to_owned(),
+            namespace: "shop".to_owned(),
+            label_selector: Some("owner=helm,name=web".to_owned()),
+            field_selector: None,
+            field_masks: Some(["metadata.labels".to_owned()].into()),
+        };
+        let payload = r#"{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":[]}"#;
+        assert_eq!(session, Session::from_iter([(list, found(payload))]));
+        assert_eq!(session.to_yaml().unwrap(), KWCTL_LIST_RECORDING);
     }
 
     #[test]
@@ -293,7 +349,10 @@ mod tests {
             name,
             namespace,
             ..
-        } = get("cart");
+        } = get("cart")
+        else {
+            unreachable!()
+        };
         let uncached = Request::KubernetesGetResource {
             api_version,
             kind,

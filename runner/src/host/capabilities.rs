@@ -19,7 +19,9 @@ use std::{
 };
 
 use anyhow::{Result, bail};
-use kubewarden_policy_sdk::host_capabilities::kubernetes::GetResourceRequest;
+use kubewarden_policy_sdk::host_capabilities::kubernetes::{
+    GetResourceRequest, ListResourcesByNamespaceRequest,
+};
 
 use crate::{
     metadata::ContextAwareResource,
@@ -111,8 +113,24 @@ impl From<GetResourceRequest> for Request {
     }
 }
 
+/// The payload of a `kubernetes/list_resources_by_namespace` call is the SDK's
+/// `ListResourcesByNamespaceRequest`, which policy-evaluator turns into the
+/// `CallbackRequestType` a session records.
+impl From<ListResourcesByNamespaceRequest> for Request {
+    fn from(request: ListResourcesByNamespaceRequest) -> Self {
+        Self::KubernetesListResourceNamespace {
+            api_version: request.api_version,
+            kind: request.kind,
+            namespace: request.namespace,
+            label_selector: request.label_selector,
+            field_selector: request.field_selector,
+            field_masks: request.field_masks,
+        }
+    }
+}
+
 /// The capabilities policy-evaluator offers that the runner does not.
-const NOT_OFFERED: [(&str, &str); 10] = [
+const NOT_OFFERED: [(&str, &str); 9] = [
     ("oci", "v1/verify"),
     ("oci", "v2/verify"),
     ("oci", "v1/manifest_digest"),
@@ -120,7 +138,6 @@ const NOT_OFFERED: [(&str, &str); 10] = [
     ("oci", "v1/oci_manifest_config"),
     ("net", "v1/dns_lookup_host"),
     ("crypto", "v1/is_certificate_trusted"),
-    ("kubernetes", "list_resources_by_namespace"),
     ("kubernetes", "list_resources_all"),
     ("kubernetes", "can_i"),
 ];
@@ -153,7 +170,11 @@ pub fn host_callback(
         }
         ("kubernetes", "get_resource") => {
             let request: GetResourceRequest = serde_json::from_slice(payload)?;
-            get_resource(capabilities, &mut ledger, request.into())
+            replay(capabilities, &mut ledger, request.into())
+        }
+        ("kubernetes", "list_resources_by_namespace") => {
+            let request: ListResourcesByNamespaceRequest = serde_json::from_slice(payload)?;
+            replay(capabilities, &mut ledger, request.into())
         }
         known if NOT_OFFERED.contains(&known) => {
             let refusal = format!(
@@ -169,18 +190,22 @@ pub fn host_callback(
     }
 }
 
-/// `kubernetes/get_resource`: refused, in policy-evaluator's words, unless the kind is
-/// granted; then answered by the next exchange of the session, in kwctl's words (its
-/// `produce_recorded_response`), wrapped as policy-evaluator wraps a failed callback
-/// (`Callback evaluation failure: {error:?}`, of an error with a message alone).
-fn get_resource(
+/// `kubernetes/get_resource` and `kubernetes/list_resources_by_namespace`: refused, in
+/// policy-evaluator's words, unless the kind is granted; then answered by the next exchange of
+/// the session, in kwctl's words (its `produce_recorded_response`), wrapped as
+/// policy-evaluator wraps a failed callback (`Callback evaluation failure: {error:?}`, of an
+/// error with a message alone).
+fn replay(
     capabilities: &Capabilities,
     ledger: &mut Ledger,
     request: Request,
 ) -> Result<Vec<u8>, GuestError> {
-    let Request::KubernetesGetResource {
+    let (Request::KubernetesGetResource {
         api_version, kind, ..
-    } = &request;
+    }
+    | Request::KubernetesListResourceNamespace {
+        api_version, kind, ..
+    }) = &request;
     let wanted = ContextAwareResource {
         api_version: api_version.clone(),
         kind: kind.clone(),
@@ -290,10 +315,10 @@ mod tests {
             &Capabilities::default(),
             &ledger,
             "kubernetes",
-            "list_resources_by_namespace",
+            "list_resources_all",
             "",
         );
-        let refusal = "host capability kubewarden/kubernetes/list_resources_by_namespace is not \
+        let refusal = "host capability kubewarden/kubernetes/list_resources_all is not \
                        available in this runner";
         assert_eq!(answer, Err(refusal.to_owned()));
         assert_eq!(ledger.lock().unwrap().host_calls(None).problems, [refusal]);
