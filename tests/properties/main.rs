@@ -35,7 +35,7 @@
 //! shape, order and repetition), `service_accounts.rs` (8), `audit.rs` (9), `control_plane.rs`
 //! (10, 12), `look_alikes.rs` (11), `templates.rs` (13), `deletions.rs` (14), `marks.rs` (15–18:
 //! one owner across marks, offers across marks, an offer as its own mark's), `derivation.rs` (19),
-//! `bindings.rs` (20) and `children.rs` (21).
+//! `bindings.rs` (20), `children.rs` (21) and `leftovers.rs` (24).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -52,6 +52,7 @@ mod children;
 mod control_plane;
 mod deletions;
 mod derivation;
+mod leftovers;
 mod look_alikes;
 mod marks;
 mod owners;
