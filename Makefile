@@ -163,17 +163,28 @@ MODE ?= protect
 .PHONY: manifest
 manifest:
 	$(if $(SETTINGS),,$(error usage: make manifest SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect]))
-	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) \
+	@cargo run --quiet -p single-owner-manifest --bin kubectl-single_owner -- manifest $(SETTINGS) \
 		$(if $(NAME),--name $(NAME)) --mode $(MODE)
 
 # Prints what policy-server's service account needs to read what the policy of a settings file
-# reads (its contextAwareResources, the kinds its clusterWriters derive from included): a
-# ClusterRole of get on each, and its binding.
+# reads (its contextAwareResources, the kinds its clusterWriters derive from and its marks'
+# owners included): a ClusterRole of get on each kind read by name, list and watch on Helm's
+# records, and its binding.
 .PHONY: rbac
 rbac:
 	$(if $(SETTINGS),,$(error usage: make rbac SETTINGS=path/to/settings.yaml [NAME=name]))
-	@cargo run --quiet -p single-owner-manifest --bin manifest -- $(SETTINGS) \
-		$(if $(NAME),--name $(NAME)) --rbac
+	@cargo run --quiet -p single-owner-manifest --bin kubectl-single_owner -- rbac $(SETTINGS) \
+		$(if $(NAME),--name $(NAME))
+
+# Who owns what in a cluster, by the policy's reading of a settings file's marks: reads the List
+# `kubectl get <kinds> -A -o json` prints (INPUT, or standard input), as a table or, with
+# OUTPUT=json, JSON (the kubectl plugin's `kubectl single-owner inventory`; README, "Inventory").
+#   kubectl get crd,deployments -A -o json | make -s inventory SETTINGS=examples/helm/settings.yaml
+.PHONY: inventory
+inventory:
+	$(if $(SETTINGS),,$(error usage: make inventory SETTINGS=path/to/settings.yaml [INPUT=list.json] [OUTPUT=json]))
+	@cargo run --quiet --profile runner -p single-owner-manifest --bin kubectl-single_owner -- inventory \
+		--settings $(SETTINGS) $(if $(INPUT),-f $(INPUT)) $(if $(OUTPUT),-o $(OUTPUT))
 
 # Regenerates each example's policy.yaml from its settings.yaml with `make manifest`, keeping the
 # lines before the generated part (the example's comments and any rules it adds);

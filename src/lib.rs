@@ -72,6 +72,7 @@ mod requester;
 mod scale;
 mod scope;
 mod settings;
+pub mod stored;
 pub mod template;
 mod transition;
 mod violation;

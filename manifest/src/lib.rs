@@ -8,6 +8,7 @@
 //! ```
 
 pub mod conditions;
+pub mod inventory;
 mod rules;
 
 use single_owner_policy::{BOUND, CONTROLLERS, SCALED, Settings};

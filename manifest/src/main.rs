@@ -1,96 +1,150 @@
-//! Prints the ClusterAdmissionPolicy for a settings file, with the match conditions derived
-//! from the settings.
+//! `kubectl-single_owner`: the policy's command line for a cluster's operators — the policy for
+//! a settings file, what policy-server needs to read what it reads, and who owns what in the
+//! cluster. On the PATH it is a kubectl plugin: `kubectl single-owner inventory …`.
 //!
 //! ```console
-//! manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect] [--rbac]
+//! kubectl-single_owner manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]
+//! kubectl-single_owner rbac SETTINGS.yaml [--name NAME]
+//! kubectl get <kinds> -A -o json | kubectl-single_owner inventory --settings SETTINGS.yaml [-o json]
 //! ```
-//!
-//! With `--rbac`, it prints instead what policy-server's service account needs to read what the
-//! policy reads (`make rbac`).
 //!
 //! The name defaults to `single-owner-<folder of the settings file>` (`single-owner-helm` for
 //! `examples/helm/settings.yaml`), the mode to `protect`.
 
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use single_owner_manifest::Mode;
+use clap::{Parser, Subcommand, ValueEnum};
+use single_owner_manifest::{Mode, inventory};
 use single_owner_policy::dns::is_dns_label;
 
-const USAGE: &str = "usage: manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect] [--rbac]";
+/// The policy's command line: its manifest, policy-server's RBAC, and an inventory of who owns
+/// what.
+#[derive(Debug, Parser)]
+#[command(name = "kubectl-single_owner", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-/// The command line: the settings file, and the options given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Arguments {
-    path: String,
-    name: Option<String>,
-    mode: Mode,
-    /// Whether to print policy-server's RBAC rather than the policy.
-    rbac: bool,
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Prints the ClusterAdmissionPolicy for a settings file, with the match conditions derived
+    /// from it.
+    Manifest {
+        /// The settings file (YAML).
+        settings: PathBuf,
+        /// The policy's name [default: single-owner-<folder of the settings file>].
+        #[arg(long)]
+        name: Option<String>,
+        /// The policy's mode.
+        #[arg(long, default_value = "protect", value_parser = parse_mode)]
+        mode: Mode,
+    },
+    /// Prints what policy-server's service account needs to read what the policy reads: a
+    /// ClusterRole and its binding.
+    Rbac {
+        /// The settings file (YAML).
+        settings: PathBuf,
+        /// The policy's name [default: single-owner-<folder of the settings file>].
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Who owns what: reads the List `kubectl get <kinds> -A -o json` prints and prints each
+    /// owner's objects by kind, what two tools' owners claim, leftovers, stale offers and
+    /// children out of step with their controller.
+    Inventory {
+        /// The policy's settings: a settings file, or the policy's manifest (its
+        /// spec.settings).
+        #[arg(long)]
+        settings: PathBuf,
+        /// The List to read; standard input when absent or `-`.
+        #[arg(short = 'f', long)]
+        filename: Option<PathBuf>,
+        /// How to print it.
+        #[arg(short = 'o', long, value_enum, default_value = "table")]
+        output: Output,
+    },
+}
+
+/// How the inventory is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Output {
+    /// A table, for people.
+    Table,
+    /// JSON, for scripts.
+    Json,
+}
+
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    text.parse()
 }
 
 fn main() -> ExitCode {
-    let arguments = match parse(std::env::args().skip(1)) {
-        Ok(arguments) => arguments,
-        Err(error) => {
-            eprintln!("manifest: {error}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let path = &arguments.path;
-    let name = arguments
-        .name
-        .unwrap_or_else(|| default_name(Path::new(path)));
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) => {
-            eprintln!("manifest: {path}: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let printed = match arguments.rbac {
-        true => single_owner_manifest::policy_server_rbac(&name, &text),
-        false => single_owner_manifest::manifest(&name, arguments.mode, &text),
-    };
-    match printed {
-        Ok(manifest) => {
-            print!("{manifest}");
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(printed) => {
+            print!("{printed}");
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("manifest: {path}: {error}");
+            eprintln!("kubectl-single_owner: {error}");
             ExitCode::FAILURE
         }
     }
 }
 
-/// Reads the arguments: one settings file, `--name NAME` and `--mode MODE` at most once each,
-/// in any order.
-fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Arguments, String> {
-    let mut arguments = arguments.into_iter();
-    let (mut path, mut name, mut mode, mut rbac) = (None, None, None, false);
-    while let Some(argument) = arguments.next() {
-        let mut value = |option: &str| {
-            arguments
-                .next()
-                .ok_or_else(|| format!("{option} needs a value"))
-        };
-        match argument.as_str() {
-            "--name" if name.is_none() => name = Some(value("--name")?),
-            "--mode" if mode.is_none() => mode = Some(value("--mode")?.parse()?),
-            "--rbac" if !rbac => rbac = true,
-            "--name" | "--mode" | "--rbac" => return Err(format!("{argument} is given twice")),
-            option if option.starts_with('-') => return Err(format!("unknown option {option}")),
-            _ if path.is_none() => path = Some(argument),
-            _ => return Err("one settings file at a time".to_owned()),
+/// What a command prints, or why it cannot.
+fn run(command: Command) -> Result<String, String> {
+    match command {
+        Command::Manifest {
+            settings,
+            name,
+            mode,
+        } => {
+            let text = read_file(&settings)?;
+            let name = name.unwrap_or_else(|| default_name(&settings));
+            single_owner_manifest::manifest(&name, mode, &text).map_err(|why| in_file(&settings, why))
+        }
+        Command::Rbac { settings, name } => {
+            let text = read_file(&settings)?;
+            let name = name.unwrap_or_else(|| default_name(&settings));
+            single_owner_manifest::policy_server_rbac(&name, &text)
+                .map_err(|why| in_file(&settings, why))
+        }
+        Command::Inventory {
+            settings,
+            filename,
+            output,
+        } => {
+            let text = read_file(&settings)?;
+            let parsed = inventory::policy_settings(&text).map_err(|why| in_file(&settings, why))?;
+            let input: Box<dyn Read> = match filename.as_deref() {
+                None => Box::new(std::io::stdin().lock()),
+                Some(path) if path == Path::new("-") => Box::new(std::io::stdin().lock()),
+                Some(path) => Box::new(
+                    std::fs::File::open(path).map_err(|error| in_file(path, error.to_string()))?,
+                ),
+            };
+            let read = inventory::read(input, &parsed).map_err(|why| match &filename {
+                Some(path) if path != Path::new("-") => in_file(path, why),
+                _ => format!("standard input: {why}"),
+            })?;
+            Ok(match output {
+                Output::Table => read.table(),
+                Output::Json => format!("{:#}\n", read.json()),
+            })
         }
     }
-    Ok(Arguments {
-        path: path.ok_or("no settings file")?,
-        name,
-        mode: mode.unwrap_or_default(),
-        rbac,
-    })
+}
+
+fn read_file(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|error| in_file(path, error.to_string()))
+}
+
+fn in_file(path: &Path, why: String) -> String {
+    format!("{}: {why}", path.display())
 }
 
 /// The default name for a settings file: after its folder's name (see [`name_after`]).
@@ -112,54 +166,37 @@ fn name_after(folder: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
     use super::*;
 
-    fn parsed(arguments: &[&str]) -> Result<Arguments, String> {
-        parse(arguments.iter().map(|argument| (*argument).to_owned()))
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
     }
 
     #[test]
-    fn arguments_come_in_any_order() {
-        let expected = Arguments {
-            path: "s.yaml".to_owned(),
-            name: Some("n".to_owned()),
-            mode: Mode::Monitor,
-            rbac: false,
+    fn arguments_come_in_any_order_and_wrong_ones_are_refused() {
+        let parsed = |arguments: &[&str]| {
+            Cli::try_parse_from(["kubectl-single_owner"].iter().chain(arguments))
+                .map(|cli| format!("{:?}", cli.command))
+                .map_err(|error| error.kind())
         };
-        for arguments in [
-            ["s.yaml", "--name", "n", "--mode", "monitor"],
-            ["--mode", "monitor", "s.yaml", "--name", "n"],
-            ["--name", "n", "--mode", "monitor", "s.yaml"],
-        ] {
-            assert_eq!(parsed(&arguments), Ok(expected.clone()));
-        }
-        let defaults = parsed(&["s.yaml"]).unwrap();
-        assert_eq!((defaults.name, defaults.mode), (None, Mode::Protect));
-        assert!(parsed(&["--rbac", "s.yaml"]).unwrap().rbac);
         assert_eq!(
-            parsed(&["s.yaml", "--rbac", "--rbac"]),
-            Err("--rbac is given twice".to_owned())
+            parsed(&["manifest", "s.yaml", "--name", "n", "--mode", "monitor"]),
+            parsed(&["manifest", "--mode", "monitor", "--name", "n", "s.yaml"])
         );
-    }
-
-    #[test]
-    fn wrong_arguments_are_refused() {
-        for (arguments, error) in [
-            (&[][..], "no settings file"),
-            (&["a.yaml", "b.yaml"][..], "one settings file at a time"),
-            (&["s.yaml", "--mode"][..], "--mode needs a value"),
-            (
-                &["s.yaml", "--mode", "enforce"][..],
-                "mode \"enforce\": write monitor or protect",
-            ),
-            (
-                &["s.yaml", "--name", "a", "--name", "b"][..],
-                "--name is given twice",
-            ),
-            (&["s.yaml", "-n", "a"][..], "unknown option -n"),
-        ] {
-            assert_eq!(parsed(arguments), Err(error.to_owned()), "{arguments:?}");
-        }
+        use clap::error::ErrorKind;
+        assert_eq!(
+            parsed(&["manifest", "s.yaml", "--mode", "enforce"]),
+            Err(ErrorKind::ValueValidation)
+        );
+        assert_eq!(parsed(&["manifest"]), Err(ErrorKind::MissingRequiredArgument));
+        assert_eq!(parsed(&["inventory"]), Err(ErrorKind::MissingRequiredArgument));
+        assert_eq!(
+            parsed(&["inventory", "--settings", "s.yaml", "-o", "yaml"]),
+            Err(ErrorKind::InvalidValue)
+        );
     }
 
     #[test]

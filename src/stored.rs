@@ -1,0 +1,167 @@
+//! Stored objects, as `kubectl get -o json` prints them, read as the policy reads a request's
+//! object: what each owner mark claims, where its owner lives, the offer, the controller, and
+//! what the background audit would report of the object. For tools that take stock of a
+//! cluster with the policy's own reading (`kubectl single-owner inventory`).
+
+use serde::Deserialize;
+
+use crate::decision::{self, Decision};
+use crate::derivation::NoHost;
+use crate::facts::{Facts, Sides};
+use crate::owner::{HelmDriver, Whereabouts};
+use crate::request::AdmissionRequest;
+use crate::settings::Settings;
+use crate::violation::Rule;
+
+/// What the policy reads of a stored object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// Its `apiVersion`.
+    pub api_version: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace; empty for a cluster-scoped object.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its `metadata.uid`.
+    pub uid: String,
+    /// Whether it is being deleted.
+    pub deleting: bool,
+    /// Each owner mark's claim, in the order of the settings' marks: `None` where the object
+    /// carries none.
+    pub claims: Vec<Option<StoredClaim>>,
+    /// The offer annotation's value, if any.
+    pub offer: Option<String>,
+    /// Its controller (the `ownerReferences` entry with `controller: true`): `apiVersion`,
+    /// kind, name, uid.
+    pub controller: Option<[String; 4]>,
+    /// What the background audit reports of it, without lookups: each violation's rule and
+    /// message.
+    pub reports: Vec<(Rule, String)>,
+}
+
+/// What one mark of a stored object claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredClaim {
+    /// The owner, as identities and messages name it (`ClusterExtension.cert-manager`,
+    /// `shop/web`).
+    pub owner: String,
+    /// Whether the value names a valid owner.
+    pub valid: bool,
+    /// Where that owner lives, if its mark says (`ownerLookup`).
+    pub home: Option<Home>,
+}
+
+/// Where an owner lives, owned.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Home {
+    /// An object: `apiVersion`, kind, namespace (empty: cluster-scoped), name.
+    Object([String; 4]),
+    /// A Helm release's records, as Secrets or ConfigMaps: their kind, the release's namespace
+    /// and name.
+    HelmRecords([String; 3]),
+}
+
+/// The parts of an object read to replay it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Header<'a> {
+    #[serde(default, borrow)]
+    api_version: &'a str,
+    #[serde(default, borrow)]
+    kind: &'a str,
+    #[serde(default, borrow)]
+    metadata: HeaderMetadata<'a>,
+}
+
+#[derive(Default, Deserialize)]
+struct HeaderMetadata<'a> {
+    #[serde(default, borrow)]
+    name: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow)]
+    namespace: std::borrow::Cow<'a, str>,
+}
+
+/// Reads `object`, the JSON of a stored object, under `settings`; an error names what could
+/// not be read.
+pub fn read(object: &str, settings: &Settings) -> Result<Stored, String> {
+    let header: Header<'_> = serde_json::from_str(object).map_err(|error| error.to_string())?;
+    if header.kind.is_empty() || header.api_version.is_empty() {
+        return Err("an object needs apiVersion and kind".to_owned());
+    }
+    let (group, version) = header
+        .api_version
+        .rsplit_once('/')
+        .unwrap_or(("", header.api_version));
+    let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
+    let (group, version, kind) = (quoted(group), quoted(version), quoted(header.kind));
+    // The audit scanner's request: a CREATE of the object, with no user (see
+    // `AdmissionRequest::is_audit_replay`).
+    let replay = format!(
+        r#"{{"uid":"","kind":{{"group":{group},"version":{version},"kind":{kind}}},"resource":{{"group":{group},"version":{version},"resource":{kind}}},"name":{},"namespace":{},"operation":"CREATE","userInfo":{{}},"object":{object}}}"#,
+        quoted(&header.metadata.name),
+        quoted(&header.metadata.namespace),
+    );
+    let request: AdmissionRequest<'_> =
+        serde_json::from_str(&replay).map_err(|error| error.to_string())?;
+    let sides = Sides::of(&request, settings)?.ok_or("the object is not one the policy reads")?;
+    let facts = Facts::read(&request, settings, sides)?;
+    let stored = facts.sides.object();
+    let claims = (facts.object_entries())
+        .map(|entry| {
+            let claim = entry.new.filter(|claim| !claim.is_none())?;
+            let owner = claim.owner(entry.mark).ok();
+            let lookup = entry.mark.owner_lookup.as_ref();
+            let home = lookup
+                .zip(owner)
+                .and_then(|(lookup, owner)| lookup.whereabouts(entry.mark, owner))
+                .map(home);
+            Some(StoredClaim {
+                owner: claim.id(),
+                valid: owner.is_some(),
+                home,
+            })
+        })
+        .collect();
+    let controller = stored.metadata.controller().ok().flatten().map(|reference| {
+        let [api_version, kind, name, uid] =
+            [reference.api_version, reference.kind, reference.name, reference.uid];
+        [api_version, kind, name, uid].map(|text| text.to_string())
+    });
+    let reports = match decision::evaluate(&request, settings, &NoHost) {
+        Decision::Deny(violations) => (violations.iter())
+            .map(|violation| (violation.rule(), violation.to_string()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(Stored {
+        api_version: header.api_version.to_owned(),
+        kind: header.kind.to_owned(),
+        namespace: header.metadata.namespace.into_owned(),
+        name: header.metadata.name.into_owned(),
+        uid: stored.metadata.uid().unwrap_or_default().to_string(),
+        deleting: stored.metadata.deletion_timestamp.is_some(),
+        claims,
+        offer: facts.new_offer.map(str::to_owned),
+        controller,
+        reports,
+    })
+}
+
+/// Where an owner lives, owned.
+fn home(whereabouts: Whereabouts<'_>) -> Home {
+    match whereabouts {
+        Whereabouts::Object {
+            api_version,
+            kind,
+            name,
+            namespace,
+        } => Home::Object([api_version, kind, namespace.unwrap_or(""), name].map(str::to_owned)),
+        Whereabouts::HelmRecords {
+            driver,
+            namespace,
+            release,
+        } => Home::HelmRecords([HelmDriver::kind(driver), namespace, release].map(str::to_owned)),
+    }
+}
