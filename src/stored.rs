@@ -124,11 +124,20 @@ pub fn read(object: &str, settings: &Settings) -> Result<Stored, String> {
             })
         })
         .collect();
-    let controller = stored.metadata.controller().ok().flatten().map(|reference| {
-        let [api_version, kind, name, uid] =
-            [reference.api_version, reference.kind, reference.name, reference.uid];
-        [api_version, kind, name, uid].map(|text| text.to_string())
-    });
+    let controller = stored
+        .metadata
+        .controller()
+        .ok()
+        .flatten()
+        .map(|reference| {
+            let [api_version, kind, name, uid] = [
+                reference.api_version,
+                reference.kind,
+                reference.name,
+                reference.uid,
+            ];
+            [api_version, kind, name, uid].map(|text| text.to_string())
+        });
     let reports = match decision::evaluate(&request, settings, &NoHost) {
         Decision::Deny(violations) => (violations.iter())
             .map(|violation| (violation.rule(), violation.to_string()))

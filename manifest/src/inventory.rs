@@ -8,15 +8,15 @@
 //! with what is kept of each (its kind, name, owners and controller), not with the dump.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::{self, Write as _};
 use std::io::Read;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use single_owner_policy::Settings;
 use single_owner_policy::stored::{self, Home, StoredClaim};
-use single_owner_policy::{Rule, Settings};
+
+mod render;
+mod stream;
 
 /// What is kept of each object.
 struct Record {
@@ -118,7 +118,12 @@ impl Reading {
             let findings = self.findings.entry(rule.name().to_owned()).or_default();
             findings.push((named.clone(), message));
         }
-        let key = (group.clone(), stored.kind.clone(), stored.namespace, stored.name);
+        let key = (
+            group.clone(),
+            stored.kind.clone(),
+            stored.namespace,
+            stored.name,
+        );
         self.kinds.insert((group, stored.kind.clone()));
         let place = (self.records.len(), stored.uid, stored.deleting);
         self.places.insert(key, place);
@@ -166,9 +171,10 @@ impl Reading {
                 };
                 let owner = (marks[index].clone(), claim.owner.clone());
                 let kinds = inventory.owners.entry(owner).or_default();
-                kinds.entry(record.kind.clone()).or_default().push(
-                    (record.named.split_once(' ').map_or("", |(_, name)| name)).to_owned(),
-                );
+                kinds
+                    .entry(record.kind.clone())
+                    .or_default()
+                    .push((record.named.split_once(' ').map_or("", |(_, name)| name)).to_owned());
                 if let Some(home) = &claim.home {
                     let counted = homes.entry((index, claim.owner.clone()));
                     counted.or_insert((home.clone(), 0)).1 += 1;
@@ -177,12 +183,12 @@ impl Reading {
         }
         for ((index, owner), (home, objects)) in homes {
             let (named, why) = match self.gone(&home) {
-                Gone::There => continue,
-                Gone::Unchecked(kind) => {
+                Told::There => continue,
+                Told::Unchecked(kind) => {
                     inventory.unchecked.insert(kind);
                     continue;
                 }
-                Gone::Gone(named, why) => (named, why),
+                Told::Gone(named, why) => (named, why),
             };
             inventory.leftovers.push(Leftover {
                 mark: marks[index].clone(),
@@ -197,7 +203,7 @@ impl Reading {
     }
 
     /// Whether the owner that lives at `home` is gone, as far as the dump tells.
-    fn gone(&self, home: &Home) -> Gone {
+    fn gone(&self, home: &Home) -> Told {
         match home {
             Home::Object([api_version, kind, namespace, name]) => {
                 let group = group_of(api_version).to_owned();
@@ -206,27 +212,27 @@ impl Reading {
                     namespace => format!("{kind} {namespace}/{name}"),
                 };
                 if !self.kinds.contains(&(group.clone(), kind.clone())) {
-                    return Gone::Unchecked(format!("{kind} ({api_version})"));
+                    return Told::Unchecked(format!("{kind} ({api_version})"));
                 }
                 let key = (group, kind.clone(), namespace.clone(), name.clone());
                 match self.places.contains_key(&key) {
-                    true => Gone::There,
-                    false => Gone::Gone(named, "not found"),
+                    true => Told::There,
+                    false => Told::Gone(named, "not found"),
                 }
             }
             Home::HelmRecords([kind, namespace, release]) => {
                 let named = format!("Helm release {namespace}/{release}");
                 if !self.kinds.contains(&(String::new(), kind.clone())) {
-                    return Gone::Unchecked(format!("{kind} (v1), Helm's records"));
+                    return Told::Unchecked(format!("{kind} (v1), Helm's records"));
                 }
                 let key = (kind.clone(), namespace.clone(), release.clone());
                 let last = (self.helm.get(&key).into_iter().flatten()).max_by_key(|(v, _)| *v);
                 match last {
-                    None => Gone::Gone(named, "no record"),
+                    None => Told::Gone(named, "no record"),
                     Some((_, status)) if status == "uninstalled" => {
-                        Gone::Gone(named, "uninstalled")
+                        Told::Gone(named, "uninstalled")
                     }
-                    Some(_) => Gone::There,
+                    Some(_) => Told::There,
                 }
             }
         }
@@ -240,17 +246,27 @@ impl Reading {
             let Some([api_version, kind, name, uid]) = &record.controller else {
                 continue;
             };
-            let Some(followed) = (settings.parent_kinds.iter())
-                .find(|parent| parent.names(api_version, kind))
+            let Some(followed) =
+                (settings.parent_kinds.iter()).find(|parent| parent.names(api_version, kind))
             else {
                 continue;
             };
             let namespace = match followed.cluster_scoped {
                 true => String::new(),
-                false => record.named.split_once(' ').map_or("", |(_, name)| name)
-                    .rsplit_once('/').map_or("", |(namespace, _)| namespace).to_owned(),
+                false => record
+                    .named
+                    .split_once(' ')
+                    .map_or("", |(_, name)| name)
+                    .rsplit_once('/')
+                    .map_or("", |(namespace, _)| namespace)
+                    .to_owned(),
             };
-            let key = (group_of(api_version).to_owned(), kind.clone(), namespace, name.clone());
+            let key = (
+                group_of(api_version).to_owned(),
+                kind.clone(),
+                namespace,
+                name.clone(),
+            );
             let Some((at, stored_uid, _)) = self.places.get(&key) else {
                 continue;
             };
@@ -280,7 +296,7 @@ impl Reading {
 }
 
 /// What the dump tells of an owner.
-enum Gone {
+enum Told {
     There,
     /// Its kind is not in the dump.
     Unchecked(String),
@@ -293,9 +309,12 @@ enum Gone {
 pub fn policy_settings(yaml: &str) -> Result<Settings, String> {
     let mut judging = None;
     for document in serde_yaml::Deserializer::from_str(yaml) {
-        let document = Value::deserialize(document).map_err(|error| format!("not YAML: {error}"))?;
+        let document =
+            Value::deserialize(document).map_err(|error| format!("not YAML: {error}"))?;
         let settings = &document["spec"]["settings"];
-        let is_policy = document["kind"].as_str().is_some_and(|kind| kind.ends_with("Policy"));
+        let is_policy = document["kind"]
+            .as_str()
+            .is_some_and(|kind| kind.ends_with("Policy"));
         if !is_policy {
             return crate::read_settings(yaml);
         }
@@ -311,231 +330,6 @@ pub fn policy_settings(yaml: &str) -> Result<Settings, String> {
 /// Reads a List (`kubectl get … -o json`) from `input`, item by item, under `settings`.
 pub fn read(input: impl Read, settings: &Settings) -> Result<Inventory, String> {
     let mut reading = Reading::default();
-    let mut deserializer = serde_json::Deserializer::from_reader(std::io::BufReader::new(input));
-    ListSeed {
-        reading: &mut reading,
-        settings,
-    }
-    .deserialize(&mut deserializer)
-    .map_err(|error| match error.is_data() || error.is_syntax() || error.is_eof() {
-        true => format!("the input is no List of objects (kubectl get <kinds> -A -o json): {error}"),
-        false => error.to_string(),
-    })?;
-    deserializer.end().map_err(|error| {
-        format!("the input holds more than one List; give one (kubectl get <kinds> -A -o json): {error}")
-    })?;
+    stream::items(input, |index, item| reading.item(index, item, settings))?;
     Ok(reading.inventory(settings))
-}
-
-/// The List: its `items`, read one at a time; its other fields skipped.
-struct ListSeed<'r> {
-    reading: &'r mut Reading,
-    settings: &'r Settings,
-}
-
-impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ListSeed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a List: an object with items")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut items = false;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "items" => {
-                    items = true;
-                    map.next_value_seed(ItemsSeed {
-                        reading: &mut *self.reading,
-                        settings: self.settings,
-                    })?;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        match items {
-            true => Ok(()),
-            false => Err(de::Error::custom(
-                "it has no items: one object's JSON, not a List's",
-            )),
-        }
-    }
-}
-
-/// The List's items, each read and dropped before the next.
-struct ItemsSeed<'r> {
-    reading: &'r mut Reading,
-    settings: &'r Settings,
-}
-
-impl<'de> DeserializeSeed<'de> for ItemsSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ItemsSeed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of objects")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index = 0;
-        while let Some(item) = seq.next_element::<Box<RawValue>>()? {
-            (self.reading)
-                .item(index, item.get(), self.settings)
-                .map_err(de::Error::custom)?;
-            index += 1;
-        }
-        Ok(())
-    }
-}
-
-impl Inventory {
-    /// How many objects some owner owns.
-    pub fn owned(&self) -> usize {
-        let mut owned = BTreeSet::new();
-        for kinds in self.owners.values() {
-            for (kind, names) in kinds {
-                owned.extend(names.iter().map(|name| (kind, name)));
-            }
-        }
-        owned.len()
-    }
-
-    /// The inventory as JSON, for scripts.
-    pub fn json(&self) -> Value {
-        let owners: Vec<Value> = (self.owners.iter())
-            .map(|((mark, owner), kinds)| {
-                json!({"mark": mark, "owner": owner, "objects": kinds,
-                    "count": kinds.values().map(Vec::len).sum::<usize>()})
-            })
-            .collect();
-        let findings: BTreeMap<&String, Vec<Value>> = (self.findings.iter())
-            .map(|(rule, found)| {
-                let found = (found.iter())
-                    .map(|(object, message)| json!({"object": object, "message": message}))
-                    .collect();
-                (rule, found)
-            })
-            .collect();
-        let leftovers: Vec<Value> = (self.leftovers.iter())
-            .map(|left| {
-                json!({"mark": left.mark, "owner": left.owner, "home": left.home,
-                    "why": left.why, "objects": left.objects})
-            })
-            .collect();
-        let out_of_step: Vec<Value> = (self.out_of_step.iter())
-            .map(|[object, mark, owner, controller, carries]| {
-                json!({"object": object, "mark": mark, "owner": owner,
-                    "controller": controller, "controllerCarries": carries})
-            })
-            .collect();
-        json!({
-            "owners": owners,
-            "findings": findings,
-            "leftovers": leftovers,
-            "unchecked": self.unchecked,
-            "outOfStep": out_of_step,
-            "summary": self.summary(),
-        })
-    }
-
-    /// The counts the summary gives.
-    fn summary(&self) -> Value {
-        let count = |rule: Rule| self.findings.get(rule.name()).map_or(0, Vec::len);
-        json!({
-            "objects": self.objects,
-            "owned": self.owned(),
-            "owners": self.owners.len(),
-            "conflicts": count(Rule::OneOwner),
-            "staleOffers": count(Rule::Offer),
-            "leftovers": self.leftovers.len(),
-            "outOfStep": self.out_of_step.len(),
-            "otherFindings": self.findings.values().map(Vec::len).sum::<usize>()
-                - count(Rule::OneOwner) - count(Rule::Offer),
-        })
-    }
-
-    /// The inventory as a table, for people.
-    pub fn table(&self) -> String {
-        let mut text = String::new();
-        let _ = writeln!(text, "OWNERS");
-        for ((mark, owner), kinds) in &self.owners {
-            let count: usize = kinds.values().map(Vec::len).sum();
-            let _ = writeln!(text, "{owner} ({mark}): {count}");
-            for (kind, names) in kinds {
-                let _ = writeln!(text, "  {kind} ({}): {}", names.len(), names.join(", "));
-            }
-        }
-        let section = |text: &mut String, title: &str, lines: Vec<String>| {
-            if !lines.is_empty() {
-                let _ = writeln!(text, "\n{title}");
-                for line in lines {
-                    let _ = writeln!(text, "  {line}");
-                }
-            }
-        };
-        let found = |rule: Rule| {
-            (self.findings.get(rule.name()).into_iter().flatten())
-                .map(|(_, message)| message.clone())
-                .collect()
-        };
-        section(&mut text, "CLAIMED BY TWO TOOLS' OWNERS", found(Rule::OneOwner));
-        section(&mut text, "STALE OFFERS", found(Rule::Offer));
-        let others = (self.findings.iter())
-            .filter(|(rule, _)| rule.as_str() != Rule::OneOwner.name() && rule.as_str() != Rule::Offer.name())
-            .flat_map(|(_, found)| found.iter().map(|(_, message)| message.clone()))
-            .collect();
-        section(&mut text, "OTHER FINDINGS OF THE AUDIT", others);
-        let leftovers = (self.leftovers.iter())
-            .map(|left| {
-                format!(
-                    "{} ({}): {} {}, leaving {} objects",
-                    left.owner, left.mark, left.home, left.why, left.objects
-                )
-            })
-            .collect();
-        section(&mut text, "LEFTOVERS", leftovers);
-        let unchecked = (self.unchecked.iter())
-            .map(|kind| format!("{kind}: not in the input, so its owners could not be told gone"))
-            .collect();
-        section(&mut text, "NOT CHECKED", unchecked);
-        let out = (self.out_of_step.iter())
-            .map(|[object, mark, owner, controller, carries]| {
-                format!("{object}: {mark} {owner:?}, its controller {controller} carries {carries}")
-            })
-            .collect();
-        section(&mut text, "OUT OF STEP WITH THEIR CONTROLLER", out);
-        let summary = self.summary();
-        let _ = writeln!(
-            text,
-            "\nSUMMARY: {} objects, {} owned by {} owners; {} claimed by two tools' owners, {} \
-             stale offers, {} leftovers, {} out of step, {} other findings",
-            summary["objects"],
-            summary["owned"],
-            summary["owners"],
-            summary["conflicts"],
-            summary["staleOffers"],
-            summary["leftovers"],
-            summary["outOfStep"],
-            summary["otherFindings"]
-        );
-        text
-    }
 }

@@ -105,7 +105,8 @@ fn run(command: Command) -> Result<String, String> {
         } => {
             let text = read_file(&settings)?;
             let name = name.unwrap_or_else(|| default_name(&settings));
-            single_owner_manifest::manifest(&name, mode, &text).map_err(|why| in_file(&settings, why))
+            single_owner_manifest::manifest(&name, mode, &text)
+                .map_err(|why| in_file(&settings, why))
         }
         Command::Rbac { settings, name } => {
             let text = read_file(&settings)?;
@@ -119,7 +120,8 @@ fn run(command: Command) -> Result<String, String> {
             output,
         } => {
             let text = read_file(&settings)?;
-            let parsed = inventory::policy_settings(&text).map_err(|why| in_file(&settings, why))?;
+            let parsed =
+                inventory::policy_settings(&text).map_err(|why| in_file(&settings, why))?;
             let input: Box<dyn Read> = match filename.as_deref() {
                 None => Box::new(std::io::stdin().lock()),
                 Some(path) if path == Path::new("-") => Box::new(std::io::stdin().lock()),
@@ -191,8 +193,14 @@ mod tests {
             parsed(&["manifest", "s.yaml", "--mode", "enforce"]),
             Err(ErrorKind::ValueValidation)
         );
-        assert_eq!(parsed(&["manifest"]), Err(ErrorKind::MissingRequiredArgument));
-        assert_eq!(parsed(&["inventory"]), Err(ErrorKind::MissingRequiredArgument));
+        assert_eq!(
+            parsed(&["manifest"]),
+            Err(ErrorKind::MissingRequiredArgument)
+        );
+        assert_eq!(
+            parsed(&["inventory"]),
+            Err(ErrorKind::MissingRequiredArgument)
+        );
         assert_eq!(
             parsed(&["inventory", "--settings", "s.yaml", "-o", "yaml"]),
             Err(ErrorKind::InvalidValue)
