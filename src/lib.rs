@@ -25,6 +25,7 @@
 //! facts     (all of the above) what the rules read of a request, once
 //! ├── binding                  a Binding's marks, which the API server copies onto a Pod
 //! ├── derivation               the object's controller, read on demand; inherited marks
+//! ├── leftover (derivation)    an owner read on demand: one found gone leaves leftovers
 //! ├── requester                the identity rules: what a requester may do for an owner
 //! │   └── writes               `writes: Owner`
 //! ├── one_owner                one owner across marks
@@ -41,6 +42,8 @@
 //! policy    (decision, the reaches above, request, mutation, settings, violation)
 //!                              exemptions, the writes that reach other objects, and
 //!                              Kubewarden's responses, at the edge
+//! stored    (decision, facts, request, settings)   a stored object read as the policy reads
+//!                              one, for the inventory
 //! ```
 
 mod audit;

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use crate::decision::{self, Decision};
 use crate::derivation::NoHost;
+use crate::error_path;
 use crate::facts::{Facts, Sides};
 use crate::owner::{HelmDriver, Whereabouts};
 use crate::request::AdmissionRequest;
@@ -103,8 +104,18 @@ pub fn read(object: &str, settings: &Settings) -> Result<Stored, String> {
         quoted(&header.metadata.name),
         quoted(&header.metadata.namespace),
     );
-    let request: AdmissionRequest<'_> =
-        serde_json::from_str(&replay).map_err(|error| error.to_string())?;
+    let request: AdmissionRequest<'_> = serde_json::from_str(&replay).map_err(|error| {
+        // The field of the object, without the replay's position, which is not the input's.
+        let path = error_path::path(replay.as_bytes(), &error);
+        let message = error.to_string();
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(&*message, |(message, _)| message);
+        match path.strip_prefix("object.") {
+            Some(path) => format!("{path}: {message}"),
+            None => message.to_owned(),
+        }
+    })?;
     let sides = Sides::of(&request, settings)?.ok_or("the object is not one the policy reads")?;
     let facts = Facts::read(&request, settings, sides)?;
     let stored = facts.sides.object();

@@ -18,19 +18,48 @@ use single_owner_policy::stored::{self, Home, StoredClaim};
 mod render;
 mod stream;
 
-/// What is kept of each object.
-struct Record {
-    /// `Kind namespace/name`, or `Kind name`.
-    named: String,
-    kind: String,
-    /// Each mark's claim, in the order of the settings' marks.
-    claims: Vec<Option<StoredClaim>>,
-    /// Its controller: `apiVersion`, kind, name, uid.
-    controller: Option<[String; 4]>,
+/// Strings kept once, each named by its number: groups, kinds, namespaces, owners.
+#[derive(Default)]
+struct Names {
+    all: Vec<Box<str>>,
+    ids: HashMap<Box<str>, u32>,
 }
 
-/// An object's place in the dump: its group, kind, namespace (empty: cluster-scoped) and name.
-type Key = (String, String, String, String);
+impl Names {
+    fn id(&mut self, text: &str) -> u32 {
+        if let Some(id) = self.ids.get(text) {
+            return *id;
+        }
+        let id = self.all.len() as u32;
+        self.all.push(text.into());
+        self.ids.insert(text.into(), id);
+        id
+    }
+
+    fn get(&self, id: u32) -> &str {
+        &self.all[id as usize]
+    }
+}
+
+/// What is kept of each object: where it is, who owns it, and its controller when the
+/// settings follow its kind.
+struct Record {
+    /// Its group, kind and namespace (empty: cluster-scoped), in [`Names`].
+    place: [u32; 3],
+    name: Box<str>,
+    /// The valid owner (in [`Names`]) of each mark, in the order of the settings' marks.
+    owners: Box<[Option<u32>]>,
+    /// Its controller, of a followed kind: its group, kind and namespace in [`Names`], its
+    /// name and uid.
+    controller: Option<Box<Controller>>,
+}
+
+/// A controller an object names: its group, kind and namespace in [`Names`], its name and
+/// uid.
+type Controller = ([u32; 3], Box<str>, Box<str>);
+
+/// An object's place in the dump: its group, kind, namespace (in [`Names`]) and name.
+type Key = ([u32; 3], Box<str>);
 
 /// A Helm release's record, from the labels Helm writes on it (helm/helm
 /// `pkg/storage/driver/secrets.go`): its version and status.
@@ -45,8 +74,7 @@ pub struct Inventory {
     pub owners: BTreeMap<(String, String), BTreeMap<String, Vec<String>>>,
     /// What the audit reports of the objects, by rule: each object and the report's message.
     pub findings: BTreeMap<String, Vec<(String, String)>>,
-    /// Owners found gone: mark, owner, where it should live, why it is gone, how many objects
-    /// it leaves.
+    /// Owners found gone, and what they leave.
     pub leftovers: Vec<Leftover>,
     /// The owners' kinds not in the dump, so that their owners could not be told gone.
     pub unchecked: BTreeSet<String>,
@@ -64,7 +92,7 @@ pub struct Leftover {
     pub owner: String,
     /// Where it should live: `ClusterExtension cert-manager`, `Helm release shop/web`.
     pub home: String,
-    /// Why it is gone: `not found`, `no record`, `uninstalled`.
+    /// Why it is gone: `not found`, `no record left`, `uninstalled`.
     pub why: &'static str,
     /// How many objects it leaves.
     pub objects: usize,
@@ -73,11 +101,17 @@ pub struct Leftover {
 /// What the reading keeps while it streams.
 #[derive(Default)]
 struct Reading {
+    names: Names,
     records: Vec<Record>,
-    /// Where each object is among `records`, with its uid and whether it is being deleted.
-    places: HashMap<Key, (usize, String, bool)>,
-    /// The `(group, kind)`s the dump holds.
-    kinds: BTreeSet<(String, String)>,
+    /// Where each object is among `records`.
+    places: HashMap<Key, u32>,
+    /// The groups and kinds (in [`Names`]) the dump holds.
+    kinds: BTreeSet<(u32, u32)>,
+    /// The uids of the objects of followed kinds, which may be controllers.
+    uids: HashMap<u32, Box<str>>,
+    /// Each mark's owner (by mark and owner) with where it lives, when its mark says, and
+    /// how many objects name it.
+    homes: BTreeMap<(usize, u32), (Home, usize)>,
     /// Helm's records, by `(kind, namespace, release)`.
     helm: HashMap<(String, String, String), Vec<HelmRecord>>,
     findings: BTreeMap<String, Vec<(String, String)>>,
@@ -86,6 +120,14 @@ struct Reading {
 /// The group of an `apiVersion`: what is before the `/`, empty for the core group.
 fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
+/// An object as messages name it: `Kind namespace/name`, `Kind name`.
+fn named(kind: &str, namespace: &str, name: &str) -> String {
+    match namespace {
+        "" => format!("{kind} {name}"),
+        namespace => format!("{kind} {namespace}/{name}"),
+    }
 }
 
 /// The labels of an object, for Helm's records.
@@ -106,32 +148,60 @@ impl Reading {
     fn item(&mut self, index: usize, text: &str, settings: &Settings) -> Result<(), String> {
         let stored =
             stored::read(text, settings).map_err(|why| format!("items[{index}]: {why}"))?;
-        let named = match stored.namespace.as_str() {
-            "" => format!("{} {}", stored.kind, stored.name),
-            namespace => format!("{} {namespace}/{}", stored.kind, stored.name),
-        };
-        let group = group_of(&stored.api_version).to_owned();
         if stored.kind == "Secret" || stored.kind == "ConfigMap" {
             self.helm_record(&stored.kind, &stored.namespace, text);
         }
         for (rule, message) in stored.reports {
-            let findings = self.findings.entry(rule.name().to_owned()).or_default();
-            findings.push((named.clone(), message));
+            let found = named(&stored.kind, &stored.namespace, &stored.name);
+            (self.findings.entry(rule.name().to_owned()).or_default()).push((found, message));
         }
-        let key = (
-            group.clone(),
-            stored.kind.clone(),
-            stored.namespace,
-            stored.name,
-        );
-        self.kinds.insert((group, stored.kind.clone()));
-        let place = (self.records.len(), stored.uid, stored.deleting);
-        self.places.insert(key, place);
+        let at = self.records.len() as u32;
+        let group = group_of(&stored.api_version);
+        let place = [group, &stored.kind, &stored.namespace].map(|text| self.names.id(text));
+        let mut owners = Vec::with_capacity(stored.claims.len());
+        for (mark, claim) in stored.claims.into_iter().enumerate() {
+            let Some(StoredClaim {
+                owner,
+                valid: true,
+                home,
+            }) = claim
+            else {
+                owners.push(None);
+                continue;
+            };
+            let owner = self.names.id(&owner);
+            if let Some(home) = home {
+                self.homes.entry((mark, owner)).or_insert((home, 0)).1 += 1;
+            }
+            owners.push(Some(owner));
+        }
+        let followed = |api_version: &str, kind: &str| {
+            (settings.parent_kinds.iter()).find(|parent| parent.names(api_version, kind))
+        };
+        if followed(&stored.api_version, &stored.kind).is_some() {
+            self.uids.insert(at, stored.uid.into());
+        }
+        let controller = stored
+            .controller
+            .and_then(|[api_version, kind, name, uid]| {
+                let parent = followed(&api_version, &kind)?;
+                // Owner references are resolved in the object's namespace, a cluster-scoped
+                // owner's at the cluster's.
+                let namespace = match parent.cluster_scoped {
+                    true => "",
+                    false => &stored.namespace,
+                };
+                let place =
+                    [group_of(&api_version), &kind, namespace].map(|text| self.names.id(text));
+                Some(Box::new((place, name.into(), uid.into())))
+            });
+        self.kinds.insert((place[0], place[1]));
+        self.places.insert((place, stored.name.clone().into()), at);
         self.records.push(Record {
-            named,
-            kind: stored.kind,
-            claims: stored.claims,
-            controller: stored.controller,
+            place,
+            name: stored.name.into(),
+            owners: owners.into(),
+            controller,
         });
         Ok(())
     }
@@ -153,6 +223,12 @@ impl Reading {
         (self.helm.entry(key).or_default()).push((version.unwrap_or(0), status.clone()));
     }
 
+    /// An object of `records`, as messages name it.
+    fn named(&self, record: &Record) -> String {
+        let [_, kind, namespace] = record.place.map(|id| self.names.get(id));
+        named(kind, namespace, &record.name)
+    }
+
     /// The inventory of what was read.
     fn inventory(mut self, settings: &Settings) -> Inventory {
         let marks: Vec<String> = (settings.owner_marks.iter())
@@ -163,75 +239,75 @@ impl Reading {
             findings: std::mem::take(&mut self.findings),
             ..Inventory::default()
         };
-        let mut homes: BTreeMap<(usize, String), (Home, usize)> = BTreeMap::new();
         for record in &self.records {
-            for (index, claim) in record.claims.iter().enumerate() {
-                let Some(claim) = claim.as_ref().filter(|claim| claim.valid) else {
-                    continue;
-                };
-                let owner = (marks[index].clone(), claim.owner.clone());
+            let [_, kind, namespace] = record.place.map(|id| self.names.get(id));
+            let name = match namespace {
+                "" => record.name.to_string(),
+                namespace => format!("{namespace}/{}", record.name),
+            };
+            for (mark, owner) in record.owners.iter().enumerate() {
+                let Some(owner) = owner else { continue };
+                let owner = (marks[mark].clone(), self.names.get(*owner).to_owned());
                 let kinds = inventory.owners.entry(owner).or_default();
-                kinds
-                    .entry(record.kind.clone())
-                    .or_default()
-                    .push((record.named.split_once(' ').map_or("", |(_, name)| name)).to_owned());
-                if let Some(home) = &claim.home {
-                    let counted = homes.entry((index, claim.owner.clone()));
-                    counted.or_insert((home.clone(), 0)).1 += 1;
-                }
+                kinds.entry(kind.to_owned()).or_default().push(name.clone());
             }
         }
-        for ((index, owner), (home, objects)) in homes {
-            let (named, why) = match self.gone(&home) {
+        for ((mark, owner), (home, objects)) in &self.homes {
+            let (home, why) = match self.gone(home) {
                 Told::There => continue,
                 Told::Unchecked(kind) => {
                     inventory.unchecked.insert(kind);
                     continue;
                 }
-                Told::Gone(named, why) => (named, why),
+                Told::Gone(home, why) => (home, why),
             };
             inventory.leftovers.push(Leftover {
-                mark: marks[index].clone(),
-                owner,
-                home: named,
+                mark: marks[*mark].clone(),
+                owner: self.names.get(*owner).to_owned(),
+                home,
                 why,
-                objects,
+                objects: *objects,
             });
         }
-        inventory.out_of_step = self.out_of_step(settings, &marks);
+        inventory.out_of_step = self.out_of_step(&marks);
         inventory
     }
 
     /// Whether the owner that lives at `home` is gone, as far as the dump tells.
     fn gone(&self, home: &Home) -> Told {
+        let id = |text: &str| self.names.ids.get(text).copied();
         match home {
             Home::Object([api_version, kind, namespace, name]) => {
-                let group = group_of(api_version).to_owned();
-                let named = match namespace.as_str() {
-                    "" => format!("{kind} {name}"),
-                    namespace => format!("{kind} {namespace}/{name}"),
+                let [group, kind_id] = [group_of(api_version), kind].map(id);
+                let (Some(group), Some(kind_id)) = (group, kind_id) else {
+                    return Told::Unchecked(format!("{kind} ({api_version})"));
                 };
-                if !self.kinds.contains(&(group.clone(), kind.clone())) {
+                let held = self.kinds.contains(&(group, kind_id));
+                if !held {
                     return Told::Unchecked(format!("{kind} ({api_version})"));
                 }
-                let key = (group, kind.clone(), namespace.clone(), name.clone());
-                match self.places.contains_key(&key) {
+                let there = id(namespace).is_some_and(|ns| {
+                    self.places
+                        .contains_key(&([group, kind_id, ns], name.as_str().into()))
+                });
+                match there {
                     true => Told::There,
-                    false => Told::Gone(named, "not found"),
+                    false => Told::Gone(named(kind, namespace, name), "not found"),
                 }
             }
             Home::HelmRecords([kind, namespace, release]) => {
-                let named = format!("Helm release {namespace}/{release}");
-                if !self.kinds.contains(&(String::new(), kind.clone())) {
+                let home = format!("Helm release {namespace}/{release}");
+                let held = (id(""), id(kind));
+                let held =
+                    matches!(held, (Some(core), Some(kind)) if self.kinds.contains(&(core, kind)));
+                if !held {
                     return Told::Unchecked(format!("{kind} (v1), Helm's records"));
                 }
                 let key = (kind.clone(), namespace.clone(), release.clone());
                 let last = (self.helm.get(&key).into_iter().flatten()).max_by_key(|(v, _)| *v);
                 match last {
-                    None => Told::Gone(named, "no record"),
-                    Some((_, status)) if status == "uninstalled" => {
-                        Told::Gone(named, "uninstalled")
-                    }
+                    None => Told::Gone(home, "no record left"),
+                    Some((_, status)) if status == "uninstalled" => Told::Gone(home, "uninstalled"),
                     Some(_) => Told::There,
                 }
             }
@@ -240,52 +316,32 @@ impl Reading {
 
     /// The objects whose mark names another owner than their controller, of a followed kind and
     /// in the dump, carries.
-    fn out_of_step(&self, settings: &Settings, marks: &[String]) -> Vec<[String; 5]> {
+    fn out_of_step(&self, marks: &[String]) -> Vec<[String; 5]> {
         let mut out = Vec::new();
         for record in &self.records {
-            let Some([api_version, kind, name, uid]) = &record.controller else {
+            let Some(controller) = &record.controller else {
                 continue;
             };
-            let Some(followed) =
-                (settings.parent_kinds.iter()).find(|parent| parent.names(api_version, kind))
-            else {
+            let (place, name, uid) = &**controller;
+            let Some(at) = self.places.get(&(*place, name.clone())) else {
                 continue;
             };
-            let namespace = match followed.cluster_scoped {
-                true => String::new(),
-                false => record
-                    .named
-                    .split_once(' ')
-                    .map_or("", |(_, name)| name)
-                    .rsplit_once('/')
-                    .map_or("", |(namespace, _)| namespace)
-                    .to_owned(),
-            };
-            let key = (
-                group_of(api_version).to_owned(),
-                kind.clone(),
-                namespace,
-                name.clone(),
-            );
-            let Some((at, stored_uid, _)) = self.places.get(&key) else {
-                continue;
-            };
-            if stored_uid != uid {
+            if self.uids.get(at) != Some(uid) {
                 continue;
             }
-            let controller = &self.records[*at];
-            for (index, claim) in record.claims.iter().enumerate() {
-                let Some(claim) = claim.as_ref().filter(|claim| claim.valid) else {
-                    continue;
-                };
-                let carried = controller.claims.get(index).cloned().flatten();
-                if carried.as_ref().map(|carried| &carried.owner) != Some(&claim.owner) {
-                    let carries = carried.map_or("none".to_owned(), |c| format!("{:?}", c.owner));
+            let parent = &self.records[*at as usize];
+            for (mark, owner) in record.owners.iter().enumerate() {
+                let Some(owner) = owner else { continue };
+                let carried = parent.owners.get(mark).copied().flatten();
+                if carried != Some(*owner) {
+                    let carries = carried.map_or("none".to_owned(), |carried| {
+                        format!("{:?}", self.names.get(carried))
+                    });
                     out.push([
-                        record.named.clone(),
-                        marks[index].clone(),
-                        claim.owner.clone(),
-                        controller.named.clone(),
+                        self.named(record),
+                        marks[mark].clone(),
+                        self.names.get(*owner).to_owned(),
+                        self.named(parent),
                         carries,
                     ]);
                 }

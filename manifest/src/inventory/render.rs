@@ -114,7 +114,7 @@ impl Inventory {
         let leftovers = (self.leftovers.iter())
             .map(|left| {
                 format!(
-                    "{} ({}): {} {}, leaving {} objects",
+                    "{} ({}): {}: {}; objects left: {}",
                     left.owner, left.mark, left.home, left.why, left.objects
                 )
             })
