@@ -6,6 +6,10 @@
 //! ```console
 //! make manifest SETTINGS=examples/helm/settings.yaml [NAME=name] [MODE=monitor|protect]
 //! ```
+//!
+//! Beside it, what policy-server needs to read what the policy reads ([`policy_server_rbac`]),
+//! and the inventory of who owns what in a dump of a cluster ([`inventory`]); the command line
+//! `kubectl-single_owner` (src/main.rs) runs all three.
 
 pub mod conditions;
 pub mod inventory;
