@@ -55,10 +55,7 @@ impl Owners {
                 continue;
             };
             let id = old.id();
-            let read = |(key, owner, _): &(String, String, OwnerFound)| {
-                *key == entry.mark.key && *owner == id
-            };
-            if owners.read.iter().any(read) {
+            if owners.get(&entry.mark.key, &id).is_some() {
                 continue;
             }
             if let Some(found) = find(entry.mark, old, parents, true) {
@@ -70,10 +67,13 @@ impl Owners {
 
     /// What the lookup of `entry`'s stored owner found, if it was read.
     pub fn found(&self, entry: &Entry<'_>) -> Option<&OwnerFound> {
-        let old = moved(entry)?;
-        let id = old.id();
+        self.get(&entry.mark.key, &moved(entry)?.id())
+    }
+
+    /// What the lookup of the owner `id` under the mark of key `mark` found, if it was read.
+    fn get(&self, mark: &str, id: &str) -> Option<&OwnerFound> {
         (self.read.iter())
-            .find(|(key, owner, _)| *key == entry.mark.key && *owner == id)
+            .find(|(key, owner, _)| key == mark && owner == id)
             .map(|(.., found)| found)
     }
 

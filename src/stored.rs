@@ -1,6 +1,6 @@
 //! Stored objects, as `kubectl get -o json` prints them, read as the policy reads a request's
-//! object: what each owner mark claims, where its owner lives, the offer, the controller, and
-//! what the background audit would report of the object. For tools that take stock of a
+//! object: what each owner mark claims, where its owner lives, the controller, and what the
+//! background audit would report of the object. For tools that take stock of a
 //! cluster with the policy's own reading (`kubectl single-owner inventory`).
 
 use serde::Deserialize;
@@ -27,13 +27,9 @@ pub struct Stored {
     pub name: String,
     /// Its `metadata.uid`.
     pub uid: String,
-    /// Whether it is being deleted.
-    pub deleting: bool,
     /// Each owner mark's claim, in the order of the settings' marks: `None` where the object
     /// carries none.
     pub claims: Vec<Option<StoredClaim>>,
-    /// The offer annotation's value, if any.
-    pub offer: Option<String>,
     /// Its controller (the `ownerReferences` entry with `controller: true`): `apiVersion`,
     /// kind, name, uid.
     pub controller: Option<[String; 4]>,
@@ -161,9 +157,7 @@ pub fn read(object: &str, settings: &Settings) -> Result<Stored, String> {
         namespace: header.metadata.namespace.into_owned(),
         name: header.metadata.name.into_owned(),
         uid: stored.metadata.uid().unwrap_or_default().to_string(),
-        deleting: stored.metadata.deletion_timestamp.is_some(),
         claims,
-        offer: facts.new_offer.map(str::to_owned),
         controller,
         reports,
     })
