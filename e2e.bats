@@ -195,7 +195,7 @@ olm-v1/denied-crd-orphaned-by-cainjector|label olm.operatorframework.io/owner-na
 olm-v1/denied-crd-taken-over-by-second-install|label olm.operatorframework.io/owner-name|owner change
 olm-v1/denied-crd-taken-while-its-extension-cannot-be-read|label olm.operatorframework.io/owner-name|owner change
 olm-v1/denied-crd-taken-while-its-extension-is-being-deleted|label olm.operatorframework.io/owner-name|owner change
-olm-v1/denied-deployment-claimed-by-another-extensions-installer|label olm.operatorframework.io/owner-name|identity
+olm-v1/denied-deployment-claimed-by-an-installed-operators-service-account|label olm.operatorframework.io/owner-name|identity
 olm-v1/denied-deployment-half-pair|label olm.operatorframework.io/owner-name|owner value
 '
 
@@ -260,6 +260,18 @@ olm-v1/denied-deployment-half-pair|label olm.operatorframework.io/owner-name|own
 # sample the rules allow without its controller makes none; one with a session makes each lookup
 # its session answers, once: a derived one its controller's, an unmarked child's each controller
 # up its chain.
+@test "demo: one verdict line per sample, each within the terminal's width, and nothing else from the host" {
+    run --separate-stderr env COLUMNS=100 KWCTL="$KWCTL" POLICY="$POLICY" examples/demo
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+    local samples verdicts
+    samples=$(find examples -mindepth 2 -maxdepth 2 -name '*.json' | wc -l)
+    verdicts=$(grep -cE '^(ALLOWED|DENIED) ' <<<"$output")
+    [ "$verdicts" -eq "$samples" ] || { echo "$verdicts verdicts for $samples samples"; false; }
+    ! grep -qi 'warn' <<<"$output"
+    ! awk 'length($0) > 100 { print; found = 1 } END { exit !found }' <<<"$output"
+}
+
 @test "lookups: only where the rules deny without them (a controller, an owner), each of the session once (wasm-bench)" {
     local bench=${BENCH:-target/runner/wasm-bench}
     [ -x "$bench" ] || skip "needs wasm-bench (make wasm-bench), whose --json counts host calls"

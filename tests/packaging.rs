@@ -391,6 +391,20 @@ fn the_workflows_call_what_exists_and_publish_the_image_the_readme_names() {
         test.contains("run: make check"),
         "the README's test command"
     );
+    // e2e.bats under kwctl itself, installed by Kubewarden's action (pinned, above).
+    let kwctl = &yaml(".github/workflows/test.yml")["jobs"]["e2e-kwctl"]["steps"];
+    let steps = kwctl.as_sequence().expect("test.yml: an e2e-kwctl job");
+    let installs = (steps.iter()).position(|step| {
+        step["uses"]
+            .as_str()
+            .is_some_and(|uses| uses.starts_with("kubewarden/github-actions/kwctl-installer@"))
+    });
+    let runs =
+        (steps.iter()).position(|step| step["run"].as_str() == Some("make e2e-tests KWCTL=kwctl"));
+    assert!(
+        matches!((installs, runs), (Some(install), Some(run)) if install < run),
+        "test.yml: e2e-kwctl installs kwctl, then runs make e2e-tests KWCTL=kwctl"
+    );
     assert!(text("README.md").contains("make check"));
     let release = yaml(".github/workflows/release.yml");
     assert_eq!(release["on"]["push"]["tags"][0].as_str(), Some("v*"));
