@@ -260,6 +260,19 @@ olm-v1/denied-deployment-half-pair|label olm.operatorframework.io/owner-name|own
 # sample the rules allow without its controller makes none; one with a session makes each lookup
 # its session answers, once: a derived one its controller's, an unmarked child's each controller
 # up its chain.
+@test "release: every example pulls the release of the version built here, whose module accepts its settings" {
+    local version dir others
+    version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+    for dir in examples/*/; do
+        # every policy of the file (a stamping pair has two) pulls this version's module
+        [ "$(grep -c '^  module: ' "${dir}policy.yaml")" -ge 1 ]
+        others=$(grep '^  module: ' "${dir}policy.yaml" | grep -v ":v$version\$" || true)
+        [ -z "$others" ] || { echo "${dir}policy.yaml: $others, not v$version"; false; }
+        # and the module built here, that version, loads the example's settings
+        evaluate "${dir}settings.yaml" test_data/configmap-create-own-namespace.json test_data/sessions/no-lookups.yml
+    done
+}
+
 @test "demo: one verdict line per sample, each within the terminal's width, and nothing else from the host" {
     run --separate-stderr env COLUMNS=100 KWCTL="$KWCTL" POLICY="$POLICY" examples/demo
     [ "$status" -eq 0 ]
@@ -268,8 +281,8 @@ olm-v1/denied-deployment-half-pair|label olm.operatorframework.io/owner-name|own
     samples=$(find examples -mindepth 2 -maxdepth 2 -name '*.json' | wc -l)
     verdicts=$(grep -cE '^(ALLOWED|DENIED) ' <<<"$output")
     [ "$verdicts" -eq "$samples" ] || { echo "$verdicts verdicts for $samples samples"; false; }
-    ! grep -qi 'warn' <<<"$output"
-    ! awk 'length($0) > 100 { print; found = 1 } END { exit !found }' <<<"$output"
+    [ "$(grep -ci 'warn' <<<"$output")" -eq 0 ]
+    [ -z "$(awk 'length($0) > 100' <<<"$output")" ]
 }
 
 @test "lookups: only where the rules deny without them (a controller, an owner), each of the session once (wasm-bench)" {

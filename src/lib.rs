@@ -82,6 +82,9 @@ mod violation;
 mod writes;
 
 pub use children::CONTROLLERS;
+
+/// The policy's version: the release that holds this module.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub use derivation::{ListLookup, Lookup, NoHost, Parents};
 pub use owner::{
     Claim, Format, HelmDriver, InvalidOwner, MarkName, OwnerLookup, OwnerMark, Place as MarkPlace,

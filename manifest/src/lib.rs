@@ -21,7 +21,15 @@ pub use conditions::{MatchCondition, match_conditions};
 pub use rules::{SUBRESOURCES, rules_yaml};
 
 /// The policy module the manifests deploy (`tests` keep it equal to the examples').
-pub const MODULE: &str = "registry://ghcr.io/single-owner-policy/policies/single-owner:v0.2.0";
+/// The image the release pushes the module to (`[package.metadata.release] image` of the
+/// policy's Cargo.toml).
+pub const IMAGE: &str = "ghcr.io/single-owner-policy/policies/single-owner";
+
+/// The module every policy `make manifest` writes pulls: the release of the policy's version
+/// (the policy's Cargo.toml).
+pub fn module() -> String {
+    format!("registry://{IMAGE}:v{}", single_owner_policy::VERSION)
+}
 
 /// Reads a settings file (YAML, or JSON, which is YAML too) as the policy reads its settings,
 /// and checks it as policy-server does when it loads the policy.
@@ -230,9 +238,10 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
          metadata:\n  \
          name: {name}\n\
          spec:\n  \
-         module: {MODULE}\n  \
+         module: {}\n  \
          mode: {}\n  \
          failurePolicy: Fail\n",
+        module(),
         mode.as_str()
     );
     yaml.push_str(NAMESPACE_SELECTOR);

@@ -8,7 +8,7 @@ use std::fs;
 use serde::Deserialize;
 use serde_yaml::Value;
 use single_owner_manifest::{
-    MODULE, Mode, lookup_kinds, manifest, match_conditions, read_settings, rules_yaml,
+    IMAGE, Mode, lookup_kinds, manifest, match_conditions, read_settings, rules_yaml,
 };
 use support::{examples, root};
 
@@ -94,7 +94,7 @@ fn the_generated_manifest_is_the_example_policy() {
         for (generated, example) in generated.iter().zip(&examples) {
             assert_eq!(
                 generated["spec"]["module"].as_str(),
-                Some(MODULE),
+                Some(single_owner_manifest::module().as_str()),
                 "{setup}"
             );
             for field in [
@@ -422,7 +422,11 @@ fn the_module_is_the_released_image() {
     };
     let image = field("[package.metadata.release]", "image = ");
     let version = field("[package]", "version = ");
-    assert_eq!(MODULE, format!("registry://{image}:v{version}"));
+    assert_eq!(image, IMAGE);
+    assert_eq!(
+        single_owner_manifest::module(),
+        format!("registry://{image}:v{version}")
+    );
 }
 
 #[test]
@@ -460,20 +464,6 @@ fn the_mode_is_the_one_asked_for() {
         assert_eq!(text.parse::<Mode>(), Ok(mode));
     }
     assert_eq!(Mode::default(), Mode::Protect);
-}
-
-#[test]
-fn the_module_is_the_policy_version() {
-    let cargo = read("Cargo.toml");
-    let version = cargo
-        .lines()
-        .find_map(|line| line.strip_prefix("version = \""))
-        .and_then(|rest| rest.strip_suffix('"'))
-        .unwrap();
-    assert!(
-        MODULE.ends_with(&format!(":v{version}")),
-        "{MODULE} is not the policy's version {version}"
-    );
 }
 
 /// The policy and the generator read the same settings API: a mark planted in the settings is
