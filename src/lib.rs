@@ -120,18 +120,10 @@ fn validate(payload: &[u8]) -> CallResult {
 struct Host;
 
 impl Parents for Host {
-    /// The waPC call kubewarden-policy-sdk's `get_resource` makes, its answer kept as text.
+    /// The waPC call kubewarden-policy-sdk's `get_resource` makes.
     #[cfg(target_arch = "wasm32")]
     fn get(&self, lookup: &Lookup<'_>) -> Result<String, String> {
-        let payload = lookup.payload();
-        let answer = wapc_guest::host_call(
-            "kubewarden",
-            "kubernetes",
-            "get_resource",
-            payload.as_bytes(),
-        )
-        .map_err(|error| error.to_string())?;
-        String::from_utf8(answer).map_err(|error| error.to_string())
+        kubernetes("get_resource", &lookup.payload())
     }
 
     /// Outside a module there is no waPC host to call.
@@ -140,19 +132,10 @@ impl Parents for Host {
         NoHost.get(lookup)
     }
 
-    /// The waPC call kubewarden-policy-sdk's `list_resources_by_namespace` makes, its answer
-    /// kept as text.
+    /// The waPC call kubewarden-policy-sdk's `list_resources_by_namespace` makes.
     #[cfg(target_arch = "wasm32")]
     fn list(&self, lookup: &ListLookup<'_>) -> Result<String, String> {
-        let payload = lookup.payload();
-        let answer = wapc_guest::host_call(
-            "kubewarden",
-            "kubernetes",
-            "list_resources_by_namespace",
-            payload.as_bytes(),
-        )
-        .map_err(|error| error.to_string())?;
-        String::from_utf8(answer).map_err(|error| error.to_string())
+        kubernetes("list_resources_by_namespace", &lookup.payload())
     }
 
     /// Outside a module there is no waPC host to call.
@@ -164,6 +147,14 @@ impl Parents for Host {
     fn reads(&self) -> bool {
         cfg!(target_arch = "wasm32")
     }
+}
+
+/// A call of Kubewarden's `kubernetes` capability with this payload, its answer kept as text.
+#[cfg(target_arch = "wasm32")]
+fn kubernetes(operation: &str, payload: &str) -> Result<String, String> {
+    let answer = wapc_guest::host_call("kubewarden", "kubernetes", operation, payload.as_bytes())
+        .map_err(|error| error.to_string())?;
+    String::from_utf8(answer).map_err(|error| error.to_string())
 }
 
 fn validate_settings(payload: &[u8]) -> CallResult {
