@@ -71,11 +71,7 @@ pub fn evaluate<'a>(
         Err(why) => return Decision::Unreadable(why),
     };
     if request.is_audit_replay() {
-        let mut violations = audit::rule(&facts);
-        violations.extend(leftover::audit(&facts, parents));
-        following(&facts, parents, |derivation| {
-            violations.extend(derivation::out_of_step(&facts, derivation));
-        });
+        let violations = replay(&facts, parents);
         return decide(&facts, violations, false);
     }
     let unread = Owners::unread();
@@ -92,6 +88,17 @@ pub fn evaluate<'a>(
         });
     }
     decide(&facts, violations, consume)
+}
+
+/// What an audit replay reports of the stored object: its state ([`audit`]), an owner found gone
+/// ([`leftover`]), a mark out of step with its controller ([`derivation`]).
+pub fn replay<'a>(facts: &Facts<'a>, parents: &dyn Parents) -> Vec<Violation<'a>> {
+    let mut violations = audit::rule(facts);
+    violations.extend(leftover::audit(facts, parents));
+    following(facts, parents, |derivation| {
+        violations.extend(derivation::out_of_step(facts, derivation));
+    });
+    violations
 }
 
 /// Reads the object's controller, if it has one the settings follow, and hands what was found

@@ -207,9 +207,8 @@ pub fn audit<'a>(facts: &Facts<'a>, parents: &dyn Parents) -> Vec<Violation<'a>>
         .filter_map(|entry| {
             let owner = entry.new.filter(|claim| !claim.is_none())?;
             let found = find(entry.mark, owner, parents, false)?;
-            let reason = |found| Reason::Leftover(found);
             (found.finding.gone())
-                .then(|| facts.entry_violation(entry, Change::kept(owner), reason(found)))
+                .then(|| facts.entry_violation(entry, Change::kept(owner), Reason::Leftover(found)))
         })
         .collect()
 }

@@ -3,9 +3,11 @@
 //! background audit would report of the object. For tools that take stock of a
 //! cluster with the policy's own reading (`kubectl single-owner inventory`).
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 
-use crate::decision::{self, Decision};
+use crate::decision;
 use crate::derivation::NoHost;
 use crate::error_path;
 use crate::facts::{Facts, Sides};
@@ -65,9 +67,9 @@ pub enum Home {
 #[serde(rename_all = "camelCase")]
 struct Header<'a> {
     #[serde(default, borrow)]
-    api_version: &'a str,
+    api_version: Cow<'a, str>,
     #[serde(default, borrow)]
-    kind: &'a str,
+    kind: Cow<'a, str>,
     #[serde(default, borrow)]
     metadata: HeaderMetadata<'a>,
 }
@@ -75,9 +77,9 @@ struct Header<'a> {
 #[derive(Default, Deserialize)]
 struct HeaderMetadata<'a> {
     #[serde(default, borrow)]
-    name: std::borrow::Cow<'a, str>,
+    name: Cow<'a, str>,
     #[serde(default, borrow)]
-    namespace: std::borrow::Cow<'a, str>,
+    namespace: Cow<'a, str>,
 }
 
 /// Reads `object`, the JSON of a stored object, under `settings`; an error names what could
@@ -90,9 +92,9 @@ pub fn read(object: &str, settings: &Settings) -> Result<Stored, String> {
     let (group, version) = header
         .api_version
         .rsplit_once('/')
-        .unwrap_or(("", header.api_version));
+        .unwrap_or(("", &header.api_version));
     let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
-    let (group, version, kind) = (quoted(group), quoted(version), quoted(header.kind));
+    let (group, version, kind) = (quoted(group), quoted(version), quoted(&header.kind));
     // The audit scanner's request: a CREATE of the object, with no user (see
     // `AdmissionRequest::is_audit_replay`).
     let replay = format!(
@@ -131,29 +133,21 @@ pub fn read(object: &str, settings: &Settings) -> Result<Stored, String> {
             })
         })
         .collect();
-    let controller = stored
-        .metadata
-        .controller()
-        .ok()
-        .flatten()
-        .map(|reference| {
-            let [api_version, kind, name, uid] = [
-                reference.api_version,
-                reference.kind,
-                reference.name,
-                reference.uid,
-            ];
-            [api_version, kind, name, uid].map(|text| text.to_string())
-        });
-    let reports = match decision::evaluate(&request, settings, &NoHost) {
-        Decision::Deny(violations) => (violations.iter())
-            .map(|violation| (violation.rule(), violation.to_string()))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let controller = (stored.metadata.controller().ok().flatten()).map(|reference| {
+        [
+            reference.api_version,
+            reference.kind,
+            reference.name,
+            reference.uid,
+        ]
+        .map(|text| text.to_string())
+    });
+    let reports = (decision::replay(&facts, &NoHost).iter())
+        .map(|violation| (violation.rule(), violation.to_string()))
+        .collect();
     Ok(Stored {
-        api_version: header.api_version.to_owned(),
-        kind: header.kind.to_owned(),
+        api_version: header.api_version.into_owned(),
+        kind: header.kind.into_owned(),
         namespace: header.metadata.namespace.into_owned(),
         name: header.metadata.name.into_owned(),
         uid: stored.metadata.uid().unwrap_or_default().to_string(),
