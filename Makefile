@@ -171,6 +171,15 @@ manifest:
 # owners included): a ClusterRole of get on each kind read by name, list and watch on Helm's
 # records, and its binding.
 .PHONY: rbac
+.PHONY: vap
+# The webhook-free form: a ValidatingAdmissionPolicy the API server evaluates in-process, for
+# settings that need no lookup (docs/vap.md); the generator names what it refuses.
+#   make vap SETTINGS=examples/app-id/settings.yaml [NAME=name] [MODE=monitor|protect]
+vap:
+	$(if $(SETTINGS),,$(error usage: make vap SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect]))
+	@cargo run --quiet -p single-owner-manifest --bin kubectl-single_owner -- vap $(SETTINGS) \
+		$(if $(NAME),--name $(NAME)) --mode $(MODE)
+
 rbac:
 	$(if $(SETTINGS),,$(error usage: make rbac SETTINGS=path/to/settings.yaml [NAME=name]))
 	@cargo run --quiet -p single-owner-manifest --bin kubectl-single_owner -- rbac $(SETTINGS) \

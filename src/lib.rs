@@ -92,8 +92,8 @@ pub use owner::{
 pub use persisted::PERSISTING;
 pub use request::{BINDING, BOUND, DECLARING_SUBRESOURCES, SCALED};
 pub use scope::Unfit;
-pub use settings::Settings;
 pub use settings::writers::{Binding, WRITERS, Writer};
+pub use settings::{Permission, Settings};
 pub use violation::{
     Act, Change, Finding, Found, NotActing, OwnerFinding, OwnerFound, Reason, Rule, Standing,
     Violation,

@@ -14,6 +14,7 @@
 pub mod conditions;
 pub mod inventory;
 mod rules;
+pub mod vap;
 
 use single_owner_policy::{BOUND, CONTROLLERS, SCALED, Settings};
 

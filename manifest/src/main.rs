@@ -5,6 +5,7 @@
 //! ```console
 //! kubectl-single_owner manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]
 //! kubectl-single_owner rbac SETTINGS.yaml [--name NAME]
+//! kubectl-single_owner vap SETTINGS.yaml [--name NAME] [--mode monitor|protect]
 //! kubectl get <kinds> -A -o json | kubectl-single_owner inventory --settings SETTINGS.yaml [-o json]
 //! ```
 //!
@@ -39,6 +40,19 @@ enum Command {
         #[arg(long)]
         name: Option<String>,
         /// The policy's mode.
+        #[arg(long, default_value = "protect", value_parser = parse_mode)]
+        mode: Mode,
+    },
+    /// Prints the ValidatingAdmissionPolicy for a settings file and its binding, which the API
+    /// server evaluates in-process, without Kubewarden (docs/vap.md); refuses, with each
+    /// reason, settings that need the webhook.
+    Vap {
+        /// The settings file (YAML).
+        settings: PathBuf,
+        /// The policy's name [default: single-owner-<folder of the settings file>].
+        #[arg(long)]
+        name: Option<String>,
+        /// `protect` denies; `monitor` warns and audits.
         #[arg(long, default_value = "protect", value_parser = parse_mode)]
         mode: Mode,
     },
@@ -106,6 +120,16 @@ fn run(command: Command) -> Result<String, String> {
             let text = read_file(&settings)?;
             let name = name.unwrap_or_else(|| default_name(&settings));
             single_owner_manifest::manifest(&name, mode, &text)
+                .map_err(|why| in_file(&settings, why))
+        }
+        Command::Vap {
+            settings,
+            name,
+            mode,
+        } => {
+            let text = read_file(&settings)?;
+            let name = name.unwrap_or_else(|| default_name(&settings));
+            single_owner_manifest::vap::manifest(&name, mode, &text)
                 .map_err(|why| in_file(&settings, why))
         }
         Command::Rbac { settings, name } => {

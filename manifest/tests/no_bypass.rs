@@ -28,7 +28,6 @@ mod support;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::PathBuf;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
@@ -42,7 +41,7 @@ use single_owner_policy::control_plane::{
 };
 use single_owner_policy::{MarkPlace, Settings};
 use support::{
-    Conditions, Verdict, examples, expand_placeholders, root, settings, traffic, verdict,
+    CLUSTER_WRITES, Conditions, Verdict, examples, fixtures, root, settings, traffic, verdict,
 };
 
 /// Every example's settings (with `stamp: true`, those of both policies `make manifest` writes
@@ -94,48 +93,6 @@ fn setups() -> Vec<(String, Settings, Value)> {
     ));
     setups.push(("a writer without identities".to_owned(), parsed, json));
     setups
-}
-
-/// The cluster's own writes, with placeholders for the owner marks (see
-/// [`support::expand_placeholders`]).
-const CLUSTER_WRITES: &str = "test_data/cluster-writes";
-
-/// Every request fixture, in a setup's terms: `test_data/*.json`, the samples of
-/// `test_data/marks`, the examples' and the catalogue writers' samples, and the cluster writes with
-/// their placeholders expanded for the setup.
-fn fixtures(settings: &Settings) -> Vec<(PathBuf, Value)> {
-    let mut folders = vec![
-        root().join("test_data"),
-        root().join("test_data/marks"),
-        root().join(CLUSTER_WRITES),
-    ];
-    folders.extend(
-        examples()
-            .iter()
-            .map(|setup| root().join("examples").join(setup)),
-    );
-    folders.extend(
-        (single_owner_policy::WRITERS.iter())
-            .map(|writer| root().join("test_data/writers").join(writer.name)),
-    );
-    let mut fixtures = Vec::new();
-    for folder in folders {
-        let entries =
-            fs::read_dir(&folder).unwrap_or_else(|error| panic!("{}: {error}", folder.display()));
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path
-                .extension()
-                .is_some_and(|extension| extension == "json")
-            {
-                let request: Value = serde_json::from_slice(&fs::read(&path).unwrap())
-                    .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-                fixtures.push((path, expand_placeholders(&request, settings)));
-            }
-        }
-    }
-    fixtures.sort_by(|a, b| a.0.cmp(&b.0));
-    fixtures
 }
 
 /// What checking the fixtures found.

@@ -21,10 +21,12 @@
 #![allow(dead_code)]
 
 pub mod traffic;
+pub mod vap;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::Path;
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use cel::{Context, Program, to_value};
@@ -50,6 +52,48 @@ pub fn examples() -> Vec<String> {
     examples.sort();
     assert!(examples.len() >= 6, "{examples:?}");
     examples
+}
+
+/// The cluster's own writes, with placeholders for the owner marks (see
+/// [`support::expand_placeholders`]).
+pub const CLUSTER_WRITES: &str = "test_data/cluster-writes";
+
+/// Every request fixture, in a setup's terms: `test_data/*.json`, the samples of
+/// `test_data/marks`, the examples' and the catalogue writers' samples, and the cluster writes with
+/// their placeholders expanded for the setup.
+pub fn fixtures(settings: &Settings) -> Vec<(PathBuf, Value)> {
+    let mut folders = vec![
+        root().join("test_data"),
+        root().join("test_data/marks"),
+        root().join(CLUSTER_WRITES),
+    ];
+    folders.extend(
+        examples()
+            .iter()
+            .map(|setup| root().join("examples").join(setup)),
+    );
+    folders.extend(
+        (single_owner_policy::WRITERS.iter())
+            .map(|writer| root().join("test_data/writers").join(writer.name)),
+    );
+    let mut fixtures = Vec::new();
+    for folder in folders {
+        let entries =
+            fs::read_dir(&folder).unwrap_or_else(|error| panic!("{}: {error}", folder.display()));
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path
+                .extension()
+                .is_some_and(|extension| extension == "json")
+            {
+                let request: Value = serde_json::from_slice(&fs::read(&path).unwrap())
+                    .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+                fixtures.push((path, expand_placeholders(&request, settings)));
+            }
+        }
+    }
+    fixtures.sort_by(|a, b| a.0.cmp(&b.0));
+    fixtures
 }
 
 /// The compiled match conditions of a setup.
@@ -79,25 +123,10 @@ impl Conditions {
     }
 
     pub fn compile(conditions: &[MatchCondition]) -> Conditions {
-        let programs = conditions
-            .iter()
+        let programs = (conditions.iter())
             .map(|condition| {
-                let program = COMPILED.with_borrow_mut(|compiled| {
-                    let program =
-                        compiled
-                            .entry(condition.expression.clone())
-                            .or_insert_with(|| {
-                                let program = Program::compile(&condition.expression)
-                                    .unwrap_or_else(|error| {
-                                        panic!(
-                                            "{}: {error}\n{}",
-                                            condition.name, condition.expression
-                                        )
-                                    });
-                                Rc::new(program)
-                            });
-                    Rc::clone(program)
-                });
+                let program = program(&condition.expression)
+                    .unwrap_or_else(|error| panic!("{}: {error}", condition.name));
                 (condition.name.clone(), program)
             })
             .collect();
@@ -122,6 +151,21 @@ impl Conditions {
         }
         Ok(send)
     }
+}
+
+/// The compiled program of a CEL expression, compiled once per thread; an error shows the
+/// expression.
+pub fn program(expression: &str) -> Result<Rc<Program>, String> {
+    COMPILED.with_borrow_mut(|compiled| {
+        if let Some(program) = compiled.get(expression) {
+            return Ok(Rc::clone(program));
+        }
+        let program =
+            Program::compile(expression).map_err(|error| format!("{error}\n{expression}"))?;
+        let program = Rc::new(program);
+        compiled.insert(expression.to_owned(), Rc::clone(&program));
+        Ok(program)
+    })
 }
 
 /// The variables the conditions see: `object`, `oldObject` (`null` where the request has no

@@ -1,0 +1,154 @@
+//! The rules of one owner mark on the object or in a template, as one CEL expression whose value
+//! is the rule the mark breaks, or `''`: `judge_mark` of `src/decision.rs` for settings without
+//! identities, lookups or linked marks — the binding rule, then the transition table
+//! (`transition::judge`, with the offer's part in it, `handoff::handoff`), the new owner's value
+//! and scope (`scope::fit`) and one owner across marks (`one_owner::rule`). Without identities
+//! the requester's rules and `writes: Owner` say nothing, so keeping, removing or releasing an
+//! owner breaks no rule but the transition's.
+
+use single_owner_policy::{OwnerMark, Settings};
+
+use super::claims::{Claim, or, ternary};
+use super::offers::{to_other, to_same};
+
+/// The claims of one group of entries — the object's marks, or one template's — as CEL.
+pub(super) struct Group<'s> {
+    /// The marks, in the settings' order.
+    pub marks: &'s [OwnerMark],
+    /// Each mark's stored claim.
+    pub old: Vec<Claim>,
+    /// Each mark's new claim.
+    pub new: Vec<Claim>,
+    /// CEL: whether the stored side has the group (`oldObject` on an UPDATE, the template in it).
+    pub old_present: String,
+}
+
+/// What the rules read beside the claims, as CEL.
+pub(super) struct Around<'s> {
+    pub settings: &'s Settings,
+    /// The stored object's offer, a list of at most one string.
+    pub offer: &'s str,
+    /// Whether that offer is well-formed.
+    pub offer_well_formed: &'s str,
+    /// The object's namespace, `''` for a cluster-scoped one.
+    pub namespace: &'s str,
+    /// Whether the object is cluster-scoped.
+    pub cluster: &'s str,
+    /// Whether the request creates a `pods/binding`.
+    pub binding: &'s str,
+}
+
+impl Group<'_> {
+    /// What mark `i`'s new owner breaks by its value or scope, `''` for nothing.
+    pub fn fit(&self, i: usize, around: &Around) -> String {
+        self.new[i].fit(&self.marks[i], around.namespace, around.cluster)
+    }
+
+    /// What mark `i`'s new owner breaks when it is set, given its `fit`: that, else one owner
+    /// across marks, `''` for nothing.
+    pub fn set(&self, i: usize, fit: &str) -> String {
+        format!(
+            "(({fit}) != '' ? ({fit}) : ({}) ? 'one owner' : '')",
+            self.one_owner(i)
+        )
+    }
+
+    /// The rule mark `i` breaks, or `''`, given what its new owner breaks ([`Group::fit`],
+    /// [`Group::set`]).
+    pub fn rule(&self, i: usize, around: &Around, fit: &str, set: &str) -> String {
+        let (mark, old, new) = (&self.marks[i], &self.old[i], &self.new[i]);
+        let (old_none, new_none, same) = (old.none(), new.none(), old.same(new));
+        // Read as none when it changes and names no valid owner (`transition::rule`).
+        let stored_none = format!("({old_none}) || (!({same}) && !({}))", old.valid(mark));
+        let settings = around.settings;
+        let adoption = match deny(&settings.adoption) {
+            true => format!("({}) ? {set} : 'adoption'", self.received(i, around)),
+            false => set.to_owned(),
+        };
+        let orphaning = match deny(&settings.orphaning) {
+            true => format!("({}) ? '' : 'orphaning'", self.given(i, around)),
+            false => "''".to_owned(),
+        };
+        let change = format!(
+            "({}) ? {set} : ({fit}) != '' ? ({fit}) : 'owner change'",
+            self.handed(i, around)
+        );
+        let update = format!(
+            "(({stored_none}) && ({new_none})) || ({same}) ? '' : \
+             ({stored_none}) ? ({adoption}) : ({new_none}) ? ({orphaning}) : ({change})"
+        );
+        let created = ternary(&new_none, "''", set);
+        format!(
+            "({} && !({new_none})) ? 'binding' : !({}) ? ({created}) : ({update})",
+            around.binding, self.old_present
+        )
+    }
+
+    /// Another mark of the group owns the object already: it keeps its owner, or comes first
+    /// (`one_owner::second`, no mark linked).
+    fn one_owner(&self, i: usize) -> String {
+        or(self.others(i).map(|j| {
+            let (mark, old, new) = (&self.marks[j], &self.old[j], &self.new[j]);
+            let owned = format!("!({}) && ({})", new.none(), new.valid(mark));
+            let stays = format!("({}) && ({})", self.old_present, old.same(new));
+            match j < i {
+                true => format!("({owned})"),
+                false => format!("({owned} && {stays})"),
+            }
+        }))
+    }
+
+    /// The stored offer hands mark `i`'s owner to its new one, under the same mark
+    /// (`Handoff::To`).
+    fn handed(&self, i: usize, around: &Around) -> String {
+        let mark = &self.marks[i];
+        let to = to_same(
+            &format!("{}[0]", around.offer),
+            &mark.key,
+            &self.old[i].id(mark),
+            &self.new[i].id(mark),
+        );
+        format!("{} && {to}", around.offer_well_formed)
+    }
+
+    /// The stored offer gives mark `i`'s owner to another mark, which takes it in this request
+    /// (`Handoff::Given`).
+    fn given(&self, i: usize, around: &Around) -> String {
+        let mark = &self.marks[i];
+        let offer = format!("{}[0]", around.offer);
+        let to = or(self.others(i).map(|j| {
+            let receiver = &self.marks[j];
+            let to = self.new[j].id(receiver);
+            to_other(&offer, &mark.key, &self.old[i].id(mark), &receiver.key, &to)
+        }));
+        format!("{} && ({to})", around.offer_well_formed)
+    }
+
+    /// Mark `i` takes an owner that the stored offer gives from another mark, which lets it go
+    /// in this request (`Handoff::Received`).
+    fn received(&self, i: usize, around: &Around) -> String {
+        let mark = &self.marks[i];
+        let offer = format!("{}[0]", around.offer);
+        let from = or(self.others(i).map(|j| {
+            let giver = &self.marks[j];
+            let gives = to_other(
+                &offer,
+                &giver.key,
+                &self.old[j].id(giver),
+                &mark.key,
+                &self.new[i].id(mark),
+            );
+            format!("({} && {gives})", self.new[j].none())
+        }));
+        format!("{} && ({from})", around.offer_well_formed)
+    }
+
+    fn others(&self, i: usize) -> impl Iterator<Item = usize> {
+        (0..self.marks.len()).filter(move |&j| j != i)
+    }
+}
+
+/// Whether a permission denies.
+fn deny(permission: &single_owner_policy::Permission) -> bool {
+    *permission == single_owner_policy::Permission::Deny
+}

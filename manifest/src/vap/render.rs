@@ -1,0 +1,156 @@
+//! The policies as YAML: the ValidatingAdmissionPolicy and its binding, and, with exemptions,
+//! a twin for the exempt requesters whose binding warns and audits instead of denying.
+
+use single_owner_policy::Settings;
+
+use super::Vap;
+use crate::Mode;
+use crate::conditions::MatchCondition;
+
+/// The policies `name` for `settings`, in `mode`: `protect` denies, `monitor` warns and audits.
+pub fn yaml(name: &str, mode: Mode, settings: &Settings, vap: &Vap) -> String {
+    let exemptions = &settings.exemptions;
+    let exempt = exempt_condition(settings);
+    let actions = match mode {
+        Mode::Protect => "[Deny]",
+        Mode::Monitor => "[Warn, Audit]",
+    };
+    let mut out = String::new();
+    let mut conditions = vap.match_conditions.clone();
+    if let Some(exempt) = &exempt {
+        conditions.push(MatchCondition {
+            name: "not-an-exempt-requester".to_owned(),
+            expression: format!("!({exempt})"),
+        });
+    }
+    out.push_str(&policy(name, &conditions, vap, None));
+    out.push_str(&binding(name, actions));
+    if let Some(exempt) = exempt {
+        let twin = format!("{name}-exemptions");
+        let mut conditions = vap.match_conditions.clone();
+        conditions.push(MatchCondition {
+            name: "an-exempt-requester".to_owned(),
+            expression: exempt,
+        });
+        out.push_str(&policy(
+            &twin,
+            &conditions,
+            vap,
+            Some(&who(&exemptions.users)),
+        ));
+        out.push_str(&binding(&twin, "[Warn, Audit]"));
+    }
+    out
+}
+
+/// CEL: who is exempt, as the module's warnings name them.
+fn who(users: &[String]) -> String {
+    format!(
+        "(has(request.userInfo.username) && request.userInfo.username in {} ? 'exempt user ' + \
+         request.userInfo.username : 'user ' + (has(request.userInfo.username) ? \
+         request.userInfo.username : '') + ' of an exempt group') + ' bypassed: '",
+        super::claims::list(users)
+    )
+}
+
+/// CEL: the requester is exempt (`exemptions`), `None` when nobody is.
+pub fn exempt_condition(settings: &Settings) -> Option<String> {
+    let exemptions = &settings.exemptions;
+    if exemptions.users.is_empty() && exemptions.groups.is_empty() {
+        return None;
+    }
+    let users = super::claims::list(&exemptions.users);
+    let groups = super::claims::list(&exemptions.groups);
+    Some(format!(
+        "(has(request.userInfo.username) && request.userInfo.username in {users}) || \
+         (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in {groups}))"
+    ))
+}
+
+fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, who: Option<&str>) -> String {
+    let mut out = format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+         metadata:\n  name: {name}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    \
+         resourceRules:\n"
+    );
+    let flow = |items: Vec<String>| format!("[{}]", items.join(", "));
+    let quoted = |items: &[&str]| items.iter().map(|item| format!("'{item}'")).collect();
+    for rule in &vap.resource_rules {
+        let resources: Vec<&str> = rule.resources.iter().map(String::as_str).collect();
+        out.push_str(&format!(
+            "      - apiGroups: {}\n        apiVersions: ['*']\n        operations: {}\n        \
+             resources: {}\n",
+            flow(quoted(&rule.groups)),
+            flow(rule.operations.iter().map(|op| op.to_string()).collect()),
+            flow(quoted(&resources))
+        ));
+    }
+    out.push_str("  matchConditions:\n");
+    for condition in conditions {
+        out.push_str(&format!(
+            "    - name: {}\n      expression: ",
+            condition.name
+        ));
+        block(&mut out, &condition.expression, 8);
+    }
+    out.push_str("  variables:\n");
+    for variable in &vap.variables {
+        out.push_str(&format!(
+            "    - name: {}\n      expression: ",
+            variable.name
+        ));
+        block(&mut out, &variable.expression, 8);
+    }
+    out.push_str("  validations:\n");
+    for validation in &vap.validations {
+        out.push_str("    - expression: ");
+        block(&mut out, &validation.expression, 8);
+        out.push_str("      messageExpression: ");
+        let message = match who {
+            Some(who) => format!("{who} + {}", validation.message_expression),
+            None => validation.message_expression.clone(),
+        };
+        block(&mut out, &message, 8);
+        out.push_str("      reason: Forbidden\n");
+    }
+    if who.is_some() {
+        out.push_str("  auditAnnotations:\n    - key: single-owner-policy-exemption\n      valueExpression: ");
+        let failing: Vec<String> = (vap.validations.iter())
+            .map(|validation| {
+                format!(
+                    "(!({}) ? {} + '; ' : '')",
+                    validation.expression, validation.message_expression
+                )
+            })
+            .collect();
+        let any: Vec<String> = (vap.validations.iter())
+            .map(|validation| format!("!({})", validation.expression))
+            .collect();
+        let value = format!(
+            "{} ? {} + {} : null",
+            any.join(" || "),
+            who.unwrap_or_default(),
+            failing.join(" + ")
+        );
+        block(&mut out, &value, 8);
+    }
+    out.push_str("---\n");
+    out
+}
+
+fn binding(name: &str, actions: &str) -> String {
+    format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n\
+         metadata:\n  name: {name}\nspec:\n  policyName: {name}\n  validationActions: {actions}\n---\n"
+    )
+}
+
+/// Appends `text` as a YAML literal block, indented by `indent`.
+fn block(out: &mut String, text: &str, indent: usize) {
+    out.push_str("|-\n");
+    for line in text.lines() {
+        out.push_str(&" ".repeat(indent));
+        out.push_str(line);
+        out.push('\n');
+    }
+}

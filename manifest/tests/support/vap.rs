@@ -1,0 +1,188 @@
+//! Evaluating the generated ValidatingAdmissionPolicy with cel-rust as the API server does
+//! (`k8s.io/apiserver`'s validating admission policy): the match conditions first (all true, or
+//! the request is not judged), then the `variables` in order, each visible to the later ones as
+//! `variables.<name>`, then every validation; a validation that is false denies with its
+//! message. The API server evaluates variables lazily and these helpers eagerly, so an error in
+//! any variable is an error here where the API server might never meet it: stricter.
+//!
+//! And what the module says of the same request, in the same terms: the rule each violation
+//! names, with its mark and its template (a list of templates by the list's path).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use cel::objects::{Key, Map};
+use std::rc::Rc;
+
+use cel::Program;
+use serde_json::Value;
+use single_owner_manifest::vap::{ResourceRule, Rules, Vap};
+use single_owner_policy::policy::{Payload, Verdict};
+use single_owner_policy::{NoHost, Settings};
+
+use super::{Conditions, program, variables};
+
+/// A rule broken: its mark as messages name it, the template (by its place, or the path of a
+/// list of them), and the rule's name.
+pub type Broken = (String, Option<String>, String);
+
+/// What a policy does with a request, compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Allowed,
+    Denied(BTreeSet<Broken>),
+    /// Allowed with warnings: an exempt requester's bypass of these rules.
+    Exempt(BTreeSet<Broken>),
+    /// The module cannot read the request: one the API server never sends.
+    Unreadable,
+}
+
+/// A compiled policy.
+pub struct Compiled {
+    vap: Vap,
+    conditions: Conditions,
+    exempt: Option<Rc<Program>>,
+    variables: Vec<(String, Rc<Program>)>,
+    validations: Vec<Rc<Program>>,
+}
+
+impl Compiled {
+    pub fn of(settings: &Settings) -> Compiled {
+        let vap = single_owner_manifest::vap::vap(settings).expect("the settings fit a VAP");
+        let compile = |name: &str, expression: &str| {
+            program(expression).unwrap_or_else(|error| panic!("{name}: {error}"))
+        };
+        let exempt = single_owner_manifest::vap::exempt_condition(settings)
+            .map(|expression| compile("exempt", &expression));
+        Compiled {
+            conditions: Conditions::compile(&vap.match_conditions),
+            exempt,
+            variables: (vap.variables.iter())
+                .map(|v| (v.name.clone(), compile(&v.name, &v.expression)))
+                .collect(),
+            validations: (vap.validations.iter())
+                .map(|v| compile(&v.mark, &v.expression))
+                .collect(),
+            vap,
+        }
+    }
+
+    /// What the policy in the API server does with `request`.
+    pub fn outcome(&self, request: &Value) -> Result<Outcome, String> {
+        let mut context = variables(request);
+        if !self.conditions.evaluate(&context)? {
+            return Ok(Outcome::Allowed);
+        }
+        let mut values: HashMap<Key, cel::Value> = HashMap::new();
+        for (name, program) in &self.variables {
+            context.add_variable_from_value("variables", map(&values));
+            let value = program
+                .execute(&context)
+                .map_err(|error| format!("variable {name}: {error:?}"))?;
+            values.insert(Key::String(Arc::new(name.clone())), value);
+        }
+        context.add_variable_from_value("variables", map(&values));
+        let mut broken = BTreeSet::new();
+        for (program, validation) in self.validations.iter().zip(&self.vap.validations) {
+            match program.execute(&context) {
+                Ok(cel::Value::Bool(true)) => continue,
+                Ok(cel::Value::Bool(false)) => {}
+                other => return Err(format!("{}: {other:?}", validation.mark)),
+            }
+            let rules = match &validation.rules {
+                Rules::Offer => vec!["offer".to_owned()],
+                Rules::In(name) => match values.get(&Key::String(Arc::new(name.clone()))) {
+                    Some(cel::Value::String(rule)) => vec![rule.to_string()],
+                    Some(cel::Value::List(rules)) => (rules.iter())
+                        .filter_map(|rule| match rule {
+                            cel::Value::String(rule) if !rule.is_empty() => Some(rule.to_string()),
+                            _ => None,
+                        })
+                        .collect(),
+                    other => return Err(format!("{name}: not a rule: {other:?}")),
+                },
+            };
+            for rule in rules {
+                broken.insert((validation.mark.clone(), validation.template.clone(), rule));
+            }
+        }
+        if broken.is_empty() {
+            return Ok(Outcome::Allowed);
+        }
+        let exempt = match &self.exempt {
+            Some(program) => program.execute(&context) == Ok(cel::Value::Bool(true)),
+            None => false,
+        };
+        Ok(match exempt {
+            true => Outcome::Exempt(broken),
+            false => Outcome::Denied(broken),
+        })
+    }
+}
+
+fn map(values: &HashMap<Key, cel::Value>) -> cel::Value {
+    cel::Value::Map(Map {
+        map: Arc::new(values.clone()),
+    })
+}
+
+/// What the module does with `request` under `settings` (JSON), with no host.
+pub fn module_outcome(request: &Value, settings: &Value) -> Outcome {
+    let payload = serde_json::json!({"request": request, "settings": settings});
+    let raw = serde_json::to_vec(&payload).unwrap();
+    let Ok(parsed) = Payload::parse(&raw) else {
+        return Outcome::Unreadable;
+    };
+    let broken = |violations: &[single_owner_policy::Violation]| {
+        (violations.iter())
+            .map(|violation| {
+                let template = violation
+                    .template
+                    .map(|place| place.split('[').next().unwrap_or(place).to_owned());
+                let rule = match violation.rule() {
+                    single_owner_policy::Rule::Offer => "offer".to_owned(),
+                    rule => rule.to_string(),
+                };
+                (violation.mark.to_string(), template, rule)
+            })
+            .collect()
+    };
+    match parsed.verdict(&NoHost) {
+        Verdict::Allow | Verdict::Mutate(_) => Outcome::Allowed,
+        Verdict::Deny(violations) => Outcome::Denied(broken(&violations)),
+        Verdict::Exempt { violations, .. } => Outcome::Exempt(broken(&violations)),
+        Verdict::Unreadable(_) => Outcome::Unreadable,
+    }
+}
+
+/// Runs `test` on a thread with a stack deep enough for cel-rust, which evaluates the
+/// policy's nested conditionals recursively (the API server's cel-go has no such limit short
+/// of its own nesting limit, which the generated expressions stay far from).
+pub fn deep(test: fn()) {
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(test)
+        .unwrap()
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+}
+
+/// Whether the API server evaluates a policy (or calls a webhook) with these rules for
+/// `request`: its operation listed, its group listed or `*`, and its resource named as
+/// `resource`, `resource/subresource`, `*` (any resource, no subresource) or `*/subresource`.
+pub fn matched(rules: &[ResourceRule], request: &Value) -> bool {
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    let group = text(&request["resource"]["group"]);
+    let resource = text(&request["resource"]["resource"]);
+    let subresource = text(&request["subResource"]);
+    let operation = text(&request["operation"]);
+    rules.iter().any(|rule| {
+        let names = |named: &String| {
+            let (name, sub) = named.split_once('/').unwrap_or((named, ""));
+            (name == "*" || name == resource) && sub == subresource
+        };
+        rule.operations.contains(&operation.as_str())
+            && (rule.groups.contains(&"*") || rule.groups.contains(&group.as_str()))
+            && rule.resources.iter().any(names)
+    })
+}

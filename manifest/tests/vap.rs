@@ -1,0 +1,285 @@
+//! The proof that the generated ValidatingAdmissionPolicy says what the module says: every
+//! request of the test corpora — the repository's fixtures and every example's samples, the
+//! cluster's own writes, the generated traffic mix, and generated requests under generated
+//! settings — is judged by the module (`policy::Payload::verdict`) and by the generated policy
+//! evaluated with cel-rust ([`support::vap`]), and both must allow, deny or warn alike, naming
+//! the same rules of the same marks. Requests the module cannot read (HTTP 400) are outside
+//! the proof: the API server never sends them.
+//!
+//! Settings the generator refuses are refused with every reason, each naming its field.
+
+#[path = "support/requests.rs"]
+mod requests;
+mod support;
+
+use std::fs;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed, TestRunner};
+use serde_json::Value;
+use single_owner_policy::Settings;
+use support::vap::{Compiled, Outcome, matched, module_outcome};
+use support::{examples, fixtures, root, settings, traffic};
+
+/// Setups the generator takes: the examples it does not refuse, the defaults, and one of each
+/// shape of mark and of the transition settings, as (name, settings, the payload's JSON).
+fn setups() -> Vec<(String, Settings, Value)> {
+    let mut setups: Vec<_> = examples()
+        .into_iter()
+        .map(|example| {
+            let path = root().join("examples").join(&example).join("settings.yaml");
+            let (parsed, json) = settings(&fs::read_to_string(path).unwrap());
+            (example, parsed, json)
+        })
+        .filter(|(_, parsed, _)| single_owner_manifest::vap::refusals(parsed).is_empty())
+        .collect();
+    for (name, yaml) in SHAPES {
+        let (parsed, json) = settings(yaml);
+        setups.push((name.to_owned(), parsed, json));
+    }
+    setups
+}
+
+/// The shapes of marks and the settings of transitions, each in a setup of its own.
+const SHAPES: [(&str, &str); 6] = [
+    ("defaults", "{}"),
+    (
+        "a kind pair, adoption and orphaning denied",
+        "ownerMarks:
+  - label: olm.operatorframework.io/owner-name
+    kindKey: olm.operatorframework.io/owner-kind
+    clusterKinds: [ClusterExtension]
+    namespacedKinds: [Extension]
+adoption: Deny
+orphaning: Deny
+exemptions: {users: [break-glass-admin], groups: [system:masters]}",
+    ),
+    (
+        "Helm releases without leftovers",
+        "ownerMarks:
+  - annotation: meta.helm.sh/release-name
+    namespaceKey: meta.helm.sh/release-namespace
+exemptions: {users: [break-glass-admin]}",
+    ),
+    (
+        "an opaque annotation",
+        "ownerMarks:
+  - annotation: camel.apache.org/operator.id",
+    ),
+    (
+        "three tools' marks",
+        "ownerMarks:
+  - label: appID
+    clusterKinds: [ClusterExtension]
+    namespacedKinds: [Extension]
+  - annotation: meta.helm.sh/release-name
+    namespaceKey: meta.helm.sh/release-namespace
+  - label: kustomize.toolkit.fluxcd.io/name
+    namespaceKey: kustomize.toolkit.fluxcd.io/namespace
+offerAnnotation: example.com/handoff",
+    ),
+    (
+        "namespaced kinds only, adoption denied",
+        "ownerMarks:
+  - label: team
+    namespacedKinds: [Tenant]
+adoption: Deny",
+    ),
+];
+
+/// What comparing a corpus found.
+#[derive(Debug, Default)]
+struct Compared {
+    requests: usize,
+    /// Requests neither the webhook's rules nor the policy's constraints match.
+    outside_rules: usize,
+    unreadable: usize,
+    denied: usize,
+    exempt: usize,
+    disagreements: Vec<String>,
+}
+
+impl Compared {
+    fn compare(&mut self, what: &str, vap: &Compiled, request: &Value, json: &Value) {
+        if !matched(&single_owner_manifest::vap::resource_rules(), request) {
+            self.outside_rules += 1;
+            return;
+        }
+        let module = module_outcome(request, json);
+        if module == Outcome::Unreadable {
+            self.unreadable += 1;
+            return;
+        }
+        self.requests += 1;
+        self.denied += usize::from(matches!(module, Outcome::Denied(_)));
+        self.exempt += usize::from(matches!(module, Outcome::Exempt(_)));
+        match vap.outcome(request) {
+            Ok(outcome) if outcome == module => {}
+            Ok(outcome) => self.disagreements.push(format!(
+                "{what}:\n  module: {module:?}\n  VAP:    {outcome:?}\n  settings: {json}\n  \
+                 request: {request}"
+            )),
+            Err(error) => self.disagreements.push(format!("{what}: {error}")),
+        }
+    }
+
+    fn assert_agreed(&self) {
+        assert!(
+            self.disagreements.is_empty(),
+            "{} disagreements of {} requests:\n{}",
+            self.disagreements.len(),
+            self.requests,
+            self.disagreements[..self.disagreements.len().min(8)].join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_policy_agrees_with_the_module_on_every_fixture_and_sample() {
+    support::vap::deep(the_policy_agrees_with_the_module_on_every_fixture_and_sample_);
+}
+
+fn the_policy_agrees_with_the_module_on_every_fixture_and_sample_() {
+    let mut compared = Compared::default();
+    for (setup, parsed, json) in setups() {
+        let vap = Compiled::of(&parsed);
+        let exempt = parsed.exemptions.users.first();
+        for (path, request) in fixtures(&parsed) {
+            let name = path.strip_prefix(root()).unwrap().display();
+            compared.compare(&format!("{setup}, {name}"), &vap, &request, &json);
+            // And as sent by an exempt user: warned where it would be denied.
+            if let Some(user) = exempt {
+                let mut request = request.clone();
+                request["userInfo"]["username"] = Value::from(user.as_str());
+                compared.compare(&format!("{setup}, {name}, exempt"), &vap, &request, &json);
+            }
+        }
+    }
+    compared.assert_agreed();
+    // Not vacuous: denials and exempt warnings of every setup are among them.
+    assert!(compared.denied > 100, "{compared:?}");
+    assert!(compared.exempt > 10, "{compared:?}");
+    eprintln!("fixtures: {compared:?}");
+}
+
+#[test]
+fn the_policy_agrees_with_the_module_on_the_traffic_mix() {
+    support::vap::deep(the_policy_agrees_with_the_module_on_the_traffic_mix_);
+}
+
+fn the_policy_agrees_with_the_module_on_the_traffic_mix_() {
+    let mut compared = Compared::default();
+    for (setup, parsed, json) in setups() {
+        let vap = Compiled::of(&parsed);
+        for (index, request) in traffic::mix(&parsed, 20).iter().enumerate() {
+            compared.compare(&format!("{setup}, #{index}"), &vap, &request.request, &json);
+        }
+    }
+    compared.assert_agreed();
+    eprintln!("traffic: {compared:?}");
+}
+
+#[test]
+fn the_policy_agrees_with_the_module_on_generated_requests() {
+    support::vap::deep(the_policy_agrees_with_the_module_on_generated_requests_);
+}
+
+fn the_policy_agrees_with_the_module_on_generated_requests_() {
+    let config = Config {
+        cases: 100,
+        rng_seed: RngSeed::Fixed(0x5eed_0040),
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let compared = std::cell::RefCell::new(Compared::default());
+    let fitting = requests::arb_settings()
+        .prop_filter("settings the generator takes", |(parsed, _)| {
+            single_owner_manifest::vap::refusals(parsed).is_empty()
+        });
+    runner
+        .run(
+            // Many requests under each setup: compiling a setup's policy is the slow part.
+            &(fitting, prop::collection::vec(requests::arb_request(), 30)),
+            |((parsed, json), requests)| {
+                let vap = Compiled::of(&parsed);
+                for request in &requests {
+                    compared
+                        .borrow_mut()
+                        .compare("generated", &vap, request, &json);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+    let compared = compared.into_inner();
+    compared.assert_agreed();
+    assert!(compared.denied > 100, "{compared:?}");
+    eprintln!("generated: {compared:?}");
+}
+
+#[test]
+fn settings_that_need_the_webhook_are_refused_with_each_reason() {
+    let refused: Vec<(String, Vec<String>)> = examples()
+        .into_iter()
+        .map(|example| {
+            let path = root().join("examples").join(&example).join("settings.yaml");
+            let (parsed, _) = settings(&fs::read_to_string(path).unwrap());
+            (example, single_owner_manifest::vap::refusals(&parsed))
+        })
+        .filter(|(_, refusals)| !refusals.is_empty())
+        .map(|(example, refusals)| {
+            let fields = refusals
+                .iter()
+                .map(|refusal| refusal.split(':').next().unwrap().to_owned())
+                .collect();
+            (example, fields)
+        })
+        .collect();
+    let expected = |example: &str, fields: &[&str]| {
+        (
+            example.to_owned(),
+            fields.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        refused,
+        vec![
+            expected(
+                "argo-cd",
+                &[
+                    "ownerMarks[0].ownerLookup",
+                    "ownerMarks[0].format",
+                    "ownerMarks[1].ownerLookup"
+                ]
+            ),
+            expected("camel-k", &["parentKinds"]),
+            expected(
+                "flux",
+                &[
+                    "identities",
+                    "clusterWriters",
+                    "parentKinds",
+                    "ownerMarks[0].ownerLookup",
+                    "ownerMarks[1].ownerLookup",
+                    "ownerMarks[1].sameOwnerAs",
+                    "ownerMarks[2].ownerLookup"
+                ]
+            ),
+            expected("helm", &["ownerMarks[0].ownerLookup"]),
+            expected(
+                "helm-accounts",
+                &["identities", "stamp", "clusterWriters", "parentKinds"]
+            ),
+            expected(
+                "olm-v1",
+                &[
+                    "identities",
+                    "clusterWriters",
+                    "parentKinds",
+                    "ownerMarks[0].ownerLookup"
+                ]
+            ),
+        ]
+    );
+}
