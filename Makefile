@@ -174,11 +174,12 @@ manifest:
 .PHONY: vap
 # The webhook-free form: a ValidatingAdmissionPolicy the API server evaluates in-process, for
 # settings that need no lookup (docs/vap.md); the generator names what it refuses.
-#   make vap SETTINGS=examples/app-id/settings.yaml [NAME=name] [MODE=monitor|protect]
+# WITHOUT_LOOKUPS=1 drops ownerLookup, which the API server cannot read.
+#   make vap SETTINGS=examples/app-id/settings.yaml [NAME=name] [MODE=monitor|protect] [WITHOUT_LOOKUPS=1]
 vap:
-	$(if $(SETTINGS),,$(error usage: make vap SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect]))
+	$(if $(SETTINGS),,$(error usage: make vap SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect] [WITHOUT_LOOKUPS=1]))
 	@cargo run --quiet -p single-owner-manifest --bin kubectl-single_owner -- vap $(SETTINGS) \
-		$(if $(NAME),--name $(NAME)) --mode $(MODE)
+		$(if $(NAME),--name $(NAME)) --mode $(MODE) $(if $(WITHOUT_LOOKUPS),--without-lookups)
 
 rbac:
 	$(if $(SETTINGS),,$(error usage: make rbac SETTINGS=path/to/settings.yaml [NAME=name]))
@@ -196,7 +197,8 @@ inventory:
 		--settings $(SETTINGS) $(if $(INPUT),-f $(INPUT)) $(if $(OUTPUT),-o $(OUTPUT))
 
 # Regenerates each example's policy.yaml from its settings.yaml with `make manifest`, keeping the
-# lines before the generated part (the example's comments and any rules it adds);
+# lines before the generated part (the example's comments and any rules it adds), and its
+# vap.yaml with `make vap` (without the owner lookups if need be) where the settings allow one;
 # manifest/tests/examples.rs fails until the examples are regenerated after a change of the
 # conditions or the webhook's rules.
 .PHONY: examples
@@ -209,6 +211,10 @@ examples:
 			  sed -n '/^  # Generated from the settings by `make manifest`/,$$p' $$policy.generated; } > $$policy.new; \
 			mv $$policy.new $$policy; rm $$policy.generated; \
 		else mv $$policy.generated $$policy; fi; \
+		vap=$${settings%settings.yaml}vap.yaml; \
+		$(MAKE) -s vap SETTINGS=$$settings > $$vap 2>/dev/null \
+			|| $(MAKE) -s vap SETTINGS=$$settings WITHOUT_LOOKUPS=1 > $$vap 2>/dev/null \
+			|| rm -f $$vap; \
 	done
 
 # Applies each planted bug of tests/planted/ to a clean worktree and expects the suite to fail on

@@ -5,7 +5,7 @@
 //! ```console
 //! kubectl-single_owner manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]
 //! kubectl-single_owner rbac SETTINGS.yaml [--name NAME]
-//! kubectl-single_owner vap SETTINGS.yaml [--name NAME] [--mode monitor|protect]
+//! kubectl-single_owner vap SETTINGS.yaml [--name NAME] [--mode monitor|protect] [--without-lookups]
 //! kubectl get <kinds> -A -o json | kubectl-single_owner inventory --settings SETTINGS.yaml [-o json]
 //! ```
 //!
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use single_owner_manifest::vap::Lookups;
 use single_owner_manifest::{Mode, inventory};
 use single_owner_policy::dns::is_dns_label;
 
@@ -55,6 +56,10 @@ enum Command {
         /// `protect` denies; `monitor` warns and audits.
         #[arg(long, default_value = "protect", value_parser = parse_mode)]
         mode: Mode,
+        /// Generate without the settings' `ownerLookup`: a leftover then stays its owner's
+        /// until an exempt requester moves it.
+        #[arg(long)]
+        without_lookups: bool,
     },
     /// Prints what policy-server's service account needs to read what the policy reads: a
     /// ClusterRole and its binding.
@@ -126,10 +131,15 @@ fn run(command: Command) -> Result<String, String> {
             settings,
             name,
             mode,
+            without_lookups,
         } => {
             let text = read_file(&settings)?;
             let name = name.unwrap_or_else(|| default_name(&settings));
-            single_owner_manifest::vap::manifest(&name, mode, &text)
+            let lookups = match without_lookups {
+                true => Lookups::Drop,
+                false => Lookups::Refuse,
+            };
+            single_owner_manifest::vap::manifest(&name, mode, &text, lookups)
                 .map_err(|why| in_file(&settings, why))
         }
         Command::Rbac { settings, name } => {

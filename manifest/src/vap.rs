@@ -152,8 +152,8 @@ pub fn refusals(settings: &Settings) -> Vec<String> {
             refuse(
                 &format!("{field}.ownerLookup"),
                 "a leftover is found by reading its owner, which the API server cannot \
-                 (kubernetes/kubernetes#133631); drop ownerLookup for a policy that never lets \
-                 another owner adopt a leftover, or deploy the webhook",
+                 (kubernetes/kubernetes#133631); generate --without-lookups for a policy that \
+                 never lets another owner adopt a leftover, or deploy the webhook",
             );
         }
         if mark.format == Format::ArgoCdTrackingId {
@@ -176,11 +176,51 @@ pub fn refusals(settings: &Settings) -> Vec<String> {
 /// The ValidatingAdmissionPolicy `name` and its binding, in `mode`, for the settings file whose
 /// text is `settings_yaml` (with exemptions, their twin too), or every reason it cannot be
 /// generated.
-pub fn manifest(name: &str, mode: crate::Mode, settings_yaml: &str) -> Result<String, String> {
-    let settings = crate::read_settings(settings_yaml)?;
+pub fn manifest(
+    name: &str,
+    mode: crate::Mode,
+    settings_yaml: &str,
+    lookups: Lookups,
+) -> Result<String, String> {
+    let mut settings = crate::read_settings(settings_yaml)?;
+    let mut header = HEADER.to_owned();
+    if lookups == Lookups::Drop
+        && settings
+            .owner_marks
+            .iter()
+            .any(|m| m.owner_lookup.is_some())
+    {
+        for mark in &mut settings.owner_marks {
+            mark.owner_lookup = None;
+        }
+        header.push_str(WITHOUT_LOOKUPS);
+    }
     let vap = vap(&settings)?;
-    Ok(yaml(name, mode, &settings, &vap))
+    Ok(format!("{header}{}", yaml(name, mode, &settings, &vap)))
 }
+
+/// What to do with `ownerLookup`, which the API server cannot make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookups {
+    /// Refuse the settings: the webhook finds leftovers, the policy cannot.
+    Refuse,
+    /// Generate the policy without them: no owner counts as gone, so a leftover stays its
+    /// owner's until an exempt requester (or the webhook form) moves it.
+    Drop,
+}
+
+/// What every generated policy says first.
+const HEADER: &str = "\
+# Generated from the settings by `kubectl-single_owner vap` (make vap); see docs/vap.md. The API
+# server evaluates it in-process: no webhook, no policy-server. It says what the module says, for
+# settings that need nothing but the request.
+";
+
+/// What a policy generated without the owner lookups says first.
+const WITHOUT_LOOKUPS: &str = "\
+# Generated without the settings' ownerLookup (--without-lookups): no owner counts as gone, so an
+# object left by an uninstalled owner stays that owner's until an exempt requester moves it.
+";
 
 /// The policy for a setup, or every reason it cannot be generated.
 pub fn vap(settings: &Settings) -> Result<Vap, String> {

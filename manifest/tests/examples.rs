@@ -496,3 +496,25 @@ fn a_new_mark_is_followed_by_the_policy_and_the_generator() {
             .starts_with("annotation example.com/owner: owner change denied")
     );
 }
+
+/// Each example whose settings need nothing but the request — or nothing but the request and
+/// the owner lookups, which it drops — ships its ValidatingAdmissionPolicy as generated; the
+/// others ship none.
+#[test]
+fn examples_ship_the_generated_validating_admission_policy() {
+    use single_owner_manifest::vap::{Lookups, manifest};
+    for setup in examples() {
+        let settings = read(&format!("examples/{setup}/settings.yaml"));
+        let name = format!("single-owner-{setup}");
+        let generated = manifest(&name, Mode::Protect, &settings, Lookups::Refuse)
+            .or_else(|_| manifest(&name, Mode::Protect, &settings, Lookups::Drop))
+            .ok();
+        let shipped = fs::read_to_string(root().join(format!("examples/{setup}/vap.yaml"))).ok();
+        assert!(
+            shipped == generated,
+            "examples/{setup}/vap.yaml is not the generated policy; {REGENERATE}"
+        );
+    }
+    assert!(root().join("examples/app-id/vap.yaml").is_file());
+    assert!(root().join("examples/helm/vap.yaml").is_file());
+}
