@@ -357,6 +357,16 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         template: None,
         rules: Rules::Offer,
     });
+    // cel-go parses at most 100,000 code points: a rule of a list of templates grows with the
+    // square of the marks.
+    if let Some(long) = (variables.iter()).find(|v| v.expression.chars().count() > MAX_EXPRESSION) {
+        return Err(format!(
+            "ownerMarks: {} marks make the rule {} longer than the {MAX_EXPRESSION} characters \
+             the API server parses; deploy the webhook",
+            marks.len(),
+            long.name
+        ));
+    }
     let mut match_conditions = match_conditions(settings);
     match_conditions.extend(trust::condition(settings)?);
     Ok(Vap {
@@ -366,6 +376,9 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         validations,
     })
 }
+
+/// The longest expression cel-go parses, in code points.
+const MAX_EXPRESSION: usize = 100_000;
 
 /// How messages name the object: `<Kind> <namespace>/<name>`.
 const SUBJECT: &str = "request.kind.kind + ' ' + (variables.namespace != '' ? \

@@ -283,3 +283,123 @@ fn settings_that_need_the_webhook_are_refused_with_each_reason() {
         ]
     );
 }
+
+/// CEL nodes in an expression, as cel-go's runtime cost counts them (about one per identifier,
+/// literal, field selection, operator and call): an estimate of what one evaluation costs.
+fn nodes(expression: &str) -> usize {
+    let mut nodes = 0;
+    let mut chars = expression.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                nodes += 1;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '\'' => break,
+                        _ => {}
+                    }
+                }
+            }
+            c if c.is_ascii_alphanumeric() || c == '_' => {
+                nodes += 1;
+                while chars
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
+                    chars.next();
+                }
+            }
+            '.' | '[' | '!' | '?' | '+' | '<' | '>' => nodes += 1,
+            '=' | '&' | '|' if chars.peek() == Some(&c) => {
+                chars.next();
+                nodes += 1;
+            }
+            _ => {}
+        }
+    }
+    nodes
+}
+
+/// The text of the comprehension that pairs each template of a list with the stored ones of its
+/// name: the filter a rule runs over the stored list for each item.
+fn pairing(expression: &str) -> Option<&str> {
+    let start = expression.find("Stored.filter(o, ")?;
+    let mut depth = 0;
+    for (at, c) in expression[start..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => return Some(&expression[start..start + at]),
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Kubernetes' limits, for every setup the generator takes: at most 64 match conditions; each
+/// expression within cel-go's parser (100,000 code points, which the generator refuses to pass,
+/// and 250 levels of nesting, kept here to 32); and an estimate of the runtime cost — nodes per evaluation, a list of
+/// templates' rule once per item and its pairing once per item and stored item — against the
+/// per-expression limit (1,000,000) and the per-evaluation budget (10,000,000), for lists of
+/// [`ITEMS`] items. docs/vap.md reports the figures this prints.
+#[test]
+fn the_policy_stays_within_kubernetes_limits() {
+    const ITEMS: usize = 32;
+    for (setup, parsed, _) in setups() {
+        let vap = single_owner_manifest::vap::vap(&parsed).unwrap();
+        assert!(vap.match_conditions.len() < 64, "{setup}");
+        let expressions = (vap.match_conditions.iter())
+            .map(|c| (c.name.as_str(), c.expression.as_str()))
+            .chain(
+                vap.variables
+                    .iter()
+                    .map(|v| (v.name.as_str(), v.expression.as_str())),
+            )
+            .chain(vap.validations.iter().flat_map(|v| {
+                [
+                    (v.mark.as_str(), v.expression.as_str()),
+                    (v.mark.as_str(), v.message_expression.as_str()),
+                ]
+            }));
+        let (mut characters, mut count, mut total, mut largest) = (0, 0, 0, (0, ""));
+        for (name, expression) in expressions {
+            let size = expression.chars().count();
+            let mut depth: i32 = 0;
+            let mut deepest = 0;
+            for c in expression.chars() {
+                depth += match c {
+                    '(' | '[' | '{' => 1,
+                    ')' | ']' | '}' => -1,
+                    _ => 0,
+                };
+                deepest = deepest.max(depth);
+            }
+            assert!(
+                size <= 100_000 && deepest <= 32,
+                "{setup}, {name}: {size}, {deepest}"
+            );
+            let cost = match pairing(expression) {
+                Some(pairing) => ITEMS * nodes(expression) + ITEMS * ITEMS * nodes(pairing),
+                None => nodes(expression),
+            };
+            assert!(cost <= 1_000_000, "{setup}, {name}: about {cost}");
+            characters += size;
+            count += 1;
+            total += cost;
+            largest = largest.max((cost, name));
+        }
+        assert!(total <= 10_000_000, "{setup}: about {total}");
+        eprintln!(
+            "{setup}: {} conditions, {} variables, {} validations, {count} expressions, \
+             {characters} characters; cost about {total} in all, at most {} ({})",
+            vap.match_conditions.len(),
+            vap.variables.len(),
+            vap.validations.len(),
+            largest.0,
+            largest.1
+        );
+    }
+}
