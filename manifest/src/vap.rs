@@ -56,6 +56,26 @@ pub struct Validation {
     pub rules: Rules,
 }
 
+impl Validation {
+    /// CEL: what a failed validation broke, in a few words (`label appID in spec.template:
+    /// owner change`), for the audit annotation of a bypass.
+    pub fn broken(&self) -> String {
+        let key = match &self.template {
+            None => self.mark.clone(),
+            Some(place) => format!("{} in {place}", self.mark),
+        };
+        let rule = match &self.rules {
+            Rules::Offer => "'offer: ' + variables.offer".to_owned(),
+            // A list of templates' rules.
+            Rules::In(name) if name.starts_with("templates") => {
+                format!("variables.{name}.filter(r, r != '')[0]")
+            }
+            Rules::In(name) => format!("variables.{name}"),
+        };
+        format!("{} + {rule}", quote(&format!("{key}: ")))
+    }
+}
+
 /// Where a failed validation's rule is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rules {

@@ -518,3 +518,48 @@ fn examples_ship_the_generated_validating_admission_policy() {
     assert!(root().join("examples/app-id/vap.yaml").is_file());
     assert!(root().join("examples/helm/vap.yaml").is_file());
 }
+
+/// What the API server checks of a ValidatingAdmissionPolicy that the proof does not see: the
+/// rendered file's fields. An audit annotation's value expression is at most 5 KB, a message
+/// expression must hold no line break in a literal, and variables are named as CEL identifiers.
+#[test]
+fn shipped_validating_admission_policies_are_what_the_api_server_accepts() {
+    for setup in ["app-id", "helm"] {
+        let documents: Vec<Value> = documents(&read(&format!("examples/{setup}/vap.yaml")))
+            .into_iter()
+            .filter(|document| !document.is_null())
+            .collect();
+        let kinds: Vec<&str> = (documents.iter())
+            .map(|document| document["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "ValidatingAdmissionPolicy",
+                "ValidatingAdmissionPolicyBinding",
+                "ValidatingAdmissionPolicy",
+                "ValidatingAdmissionPolicyBinding"
+            ],
+            "{setup}"
+        );
+        for policy in documents.iter().step_by(2) {
+            let spec = &policy["spec"];
+            assert!(spec["matchConditions"].as_sequence().unwrap().len() <= 64);
+            for variable in spec["variables"].as_sequence().unwrap() {
+                let name = variable["name"].as_str().unwrap();
+                assert!(
+                    name.starts_with(|c: char| c.is_ascii_alphabetic())
+                        && name.chars().all(|c| c.is_ascii_alphanumeric()),
+                    "{setup}: {name}"
+                );
+            }
+            for annotation in spec["auditAnnotations"].as_sequence().into_iter().flatten() {
+                let value = annotation["valueExpression"].as_str().unwrap();
+                assert!(value.len() <= 5_000, "{setup}: {} bytes", value.len());
+            }
+        }
+        let binding = &documents[1]["spec"];
+        assert_eq!(binding["policyName"], documents[0]["metadata"]["name"]);
+        assert_eq!(binding["validationActions"][0].as_str(), Some("Deny"));
+    }
+}

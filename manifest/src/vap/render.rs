@@ -119,7 +119,8 @@ fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, who: Option<&str
             .map(|validation| {
                 format!(
                     "(!({}) ? {} + '; ' : '')",
-                    validation.expression, validation.message_expression
+                    validation.expression,
+                    validation.broken()
                 )
             })
             .collect();
