@@ -1,0 +1,123 @@
+//! The offer rule in CEL (`handoff::rule`): an offer left behind by a move, made beside one,
+//! or made wrong (`offer_fault`), over the stored and new offers and the object's claims.
+
+use single_owner_policy::OwnerMark;
+
+use super::claims::{escape, or};
+use super::entries::{Around, Group};
+use super::offers::{SPACE, receiver_is, to_same, well_formed, word};
+use crate::conditions::quote;
+
+/// The offer rule (`handoff::rule`, whose withdrawal and offer checks of the requester say
+/// nothing without identities): `''`, or what is wrong with the offer, as CEL over the stored
+/// offer, the new one and the object's claims.
+pub(super) fn rule(object: &Group, around: &Around) -> String {
+    let (old, new) = ("variables.oldOffer", "variables.newOffer");
+    let marks = object.marks;
+    let pattern = quote(&well_formed());
+    let well_formed = |text: &str| format!("{text}.matches({pattern})");
+    // An object mark moves: its claim differs between the sides (none on a CREATE's).
+    let moves = |i: usize| {
+        let (old, new) = (&object.old[i], &object.new[i]);
+        format!(
+            "(({}) ? !({}) : !({}))",
+            object.old_present,
+            old.same(new),
+            new.none()
+        )
+    };
+    let mark_moves = |text: &str| {
+        let any = or((0..marks.len()).map(|i| {
+            let head = quote(&format!("{}: ", marks[i].key));
+            format!("({text}.startsWith({head}) && {})", moves(i))
+        }));
+        format!("({} && ({any}))", well_formed(text))
+    };
+    let (old_moves, new_moves) = (
+        format!("(size({old}) > 0 && {})", mark_moves(&format!("{old}[0]"))),
+        mark_moves(&format!("{new}[0]")),
+    );
+    let made = made(object, around, &format!("{new}[0]"));
+    format!(
+        "!variables.judged ? '' : {old} == {new} ? ({old_moves} ? 'an offer of a mark that \
+         moves must be consumed' : '') : size({new}) == 0 ? '' : ({old_moves} || {new_moves}) ? \
+         'an offer cannot be made or changed while a mark moves' : ({made})"
+    )
+}
+
+/// What is wrong with an offer made or changed (`offer_fault`), `''` if nothing.
+fn made(object: &Group, around: &Around, text: &str) -> String {
+    let marks = object.marks;
+    let mut chain = format!(
+        "!{text}.matches({}) ? 'malformed' : ",
+        quote(&well_formed())
+    );
+    for (i, mark) in marks.iter().enumerate() {
+        let new = &object.new[i];
+        let id = new.id(mark);
+        let head = quote(&format!("{}: ", mark.key));
+        let explicit = format!(
+            "{text}.matches({})",
+            quote(&receiver_is(None, &format!("{}: {}", word(), word())))
+        );
+        // The receiver's mark: this one (short form), or the one an explicit form names.
+        let receivers: Vec<String> = (marks.iter())
+            .map(|receiving| {
+                let named = format!(
+                    "{text}.matches({})",
+                    quote(&receiver_is(Some(&receiving.key), &word()))
+                );
+                let fits = receiver_fits(receiving, text, Some(&receiving.key), around);
+                format!("({named} && {fits})")
+            })
+            .collect();
+        let short_fits = receiver_fits(mark, text, None, around);
+        let names_a_mark = or(marks.iter().map(|receiving| {
+            format!(
+                "{text}.matches({})",
+                quote(&receiver_is(Some(&receiving.key), &word()))
+            )
+        }));
+        let itself = to_same(text, &mark.key, &id, &id);
+        chain.push_str(&format!(
+            "{text}.startsWith({head}) ? (({}) ? 'offer of nothing' : \
+             !{text}.startsWith({head} + {id} + ' -> ') ? 'offer by another owner' : \
+             ({explicit} && !({names_a_mark})) ? 'names no mark' : {itself} ? 'offer to itself' : \
+             ({explicit} ? ({}) : {short_fits}) ? '' : 'offer to an unfit owner') : ",
+            new.none(),
+            receivers.join(" || ")
+        ));
+    }
+    chain.push_str("'names no mark'");
+    chain
+}
+
+/// CEL: the offer's receiver, its last word, names a valid owner of `mark` that fits the
+/// object's scope (`Claim::of_owner`, then `scope::fit`), under the mark `under` when given.
+fn receiver_fits(mark: &OwnerMark, text: &str, under: Option<&str>, around: &Around) -> String {
+    let w = word();
+    let not = |chars: &str| format!("[^{chars}{SPACE}]+");
+    let matching =
+        |pattern: &str| format!("{text}.matches({})", quote(&receiver_is(under, pattern)));
+    if mark.namespace_key.is_some() {
+        return matching(&format!("{}/{w}", not("/")));
+    }
+    if !mark.has_kinds() {
+        return "true".to_owned();
+    }
+    let cluster =
+        (mark.cluster_kinds.iter()).map(|kind| matching(&format!("{}\\.{w}", escape(kind))));
+    let namespaced = mark.namespaced_kinds.iter().map(|kind| {
+        // The namespace is the object's: a DNS label, which holds no RE2 metacharacter.
+        let under = under
+            .map(|key| format!("{}: ", escape(key)))
+            .unwrap_or_default();
+        let before = quote(&format!(" -> {under}(?:{}\\.", escape(kind)));
+        let after = quote(&format!("\\.{w})$"));
+        format!(
+            "(!{} && {text}.matches({before} + {} + {after}))",
+            around.cluster, around.namespace
+        )
+    });
+    or(cluster.chain(namespaced))
+}

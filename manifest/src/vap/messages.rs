@@ -1,0 +1,52 @@
+//! What a failed validation says: the module's first clause — the mark, the rule, the object
+//! and the owners it moves between.
+
+use super::claims::Claim;
+use super::entries::Group;
+use super::read::field;
+use super::{Rules, Validation};
+use crate::conditions::quote;
+
+/// How messages name the object: `<Kind> <namespace>/<name>`.
+pub(super) const SUBJECT: &str = "request.kind.kind + ' ' + (variables.namespace != '' ? \
+     variables.namespace + '/' : '') + (has(request.name) ? request.name : '')";
+
+/// The validation of one mark's rules on the object or in a template.
+pub(super) fn entry_validation(
+    mark: &single_owner_policy::OwnerMark,
+    place: Option<&str>,
+    rule: &str,
+    group: &Group,
+    i: usize,
+) -> Validation {
+    let shown = |claim: &Claim| {
+        format!(
+            "(({}) ? 'none' : '\"' + {} + '\"')",
+            claim.none(),
+            claim.id(mark)
+        )
+    };
+    let key = match place {
+        None => mark_name(mark),
+        Some(place) => format!("{} in {place}", mark_name(mark)),
+    };
+    Validation {
+        expression: format!("variables.{rule} == ''"),
+        message_expression: format!(
+            "{} + ': ' + variables.{rule} + ' denied for ' + {SUBJECT} + ' from ' + \
+             ({} ? {} : 'none') + ' to ' + {}",
+            quote(&key),
+            group.old_present,
+            shown(&group.old[i]),
+            shown(&group.new[i])
+        ),
+        mark: mark_name(mark),
+        template: place.map(str::to_owned),
+        rules: Rules::In(rule.to_owned()),
+    }
+}
+
+/// How messages name a mark: `label appID`, `annotation meta.helm.sh/release-name`.
+pub(super) fn mark_name(mark: &single_owner_policy::OwnerMark) -> String {
+    format!("{} {}", field(mark.place).trim_end_matches('s'), mark.key)
+}
