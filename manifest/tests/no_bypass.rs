@@ -422,16 +422,7 @@ fn conditions_stay_within_kubernetes_limits() {
                 "{setup}: {name}"
             );
             let size = condition.expression.chars().count();
-            let mut depth: i32 = 0;
-            let mut deepest = 0;
-            for c in condition.expression.chars() {
-                depth += match c {
-                    '(' | '[' | '{' => 1,
-                    ')' | ']' | '}' => -1,
-                    _ => 0,
-                };
-                deepest = deepest.max(depth);
-            }
+            let deepest = support::nesting(&condition.expression);
             assert!(
                 size <= 20_000 && deepest <= 32,
                 "{setup}, {name}: {size} characters, {deepest} levels"

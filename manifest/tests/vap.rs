@@ -367,16 +367,7 @@ fn the_policy_stays_within_kubernetes_limits() {
         let (mut characters, mut count, mut total, mut largest) = (0, 0, 0, (0, ""));
         for (name, expression) in expressions {
             let size = expression.chars().count();
-            let mut depth: i32 = 0;
-            let mut deepest = 0;
-            for c in expression.chars() {
-                depth += match c {
-                    '(' | '[' | '{' => 1,
-                    ')' | ']' | '}' => -1,
-                    _ => 0,
-                };
-                deepest = deepest.max(depth);
-            }
+            let deepest = support::nesting(expression);
             assert!(
                 size <= 100_000 && deepest <= 32,
                 "{setup}, {name}: {size}, {deepest}"

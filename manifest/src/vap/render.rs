@@ -86,21 +86,13 @@ fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, who: Option<&str
         ));
     }
     out.push_str("  matchConditions:\n");
-    for condition in conditions {
-        out.push_str(&format!(
-            "    - name: {}\n      expression: ",
-            condition.name
-        ));
-        block(&mut out, &condition.expression, 8);
-    }
+    let named = conditions.iter().map(|c| (&c.name, &c.expression));
+    named_expressions(&mut out, named);
     out.push_str("  variables:\n");
-    for variable in &vap.variables {
-        out.push_str(&format!(
-            "    - name: {}\n      expression: ",
-            variable.name
-        ));
-        block(&mut out, &variable.expression, 8);
-    }
+    named_expressions(
+        &mut out,
+        vap.variables.iter().map(|v| (&v.name, &v.expression)),
+    );
     out.push_str("  validations:\n");
     for validation in &vap.validations {
         out.push_str("    - expression: ");
@@ -144,6 +136,17 @@ fn binding(name: &str, actions: &str) -> String {
         "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n\
          metadata:\n  name: {name}\nspec:\n  policyName: {name}\n  validationActions: {actions}\n---\n"
     )
+}
+
+/// Appends a list of `name` and `expression` entries.
+fn named_expressions<'e>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'e String, &'e String)>,
+) {
+    for (name, expression) in entries {
+        out.push_str(&format!("    - name: {name}\n      expression: "));
+        block(out, expression, 8);
+    }
 }
 
 /// Appends `text` as a YAML literal block, indented by `indent`.

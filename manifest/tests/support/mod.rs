@@ -168,6 +168,21 @@ pub fn program(expression: &str) -> Result<Rc<Program>, String> {
     })
 }
 
+/// How deep brackets nest in a CEL expression (cel-go's parser nests at most 250 levels).
+pub fn nesting(expression: &str) -> usize {
+    let mut depth: usize = 0;
+    let mut deepest = 0;
+    for c in expression.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
+
 /// The variables the conditions see: `object`, `oldObject` (`null` where the request has no
 /// such object) and `request`.
 pub fn variables(request: &Value) -> Context<'static, 'static> {
