@@ -7,14 +7,14 @@
 //! **What it covers.** Every rule of a mark on the object and in each template (the templates of
 //! `src/template.rs`, read in a comprehension where a kind keeps them in a list), in
 //! `src/decision.rs`'s order: the binding rule, the transition table with the offer's part in
-//! it, the new owner's value and scope, one owner across marks ([`entries`]); then the offer
-//! rule ([`offer_rule`]). Exempt requesters get the same validations from a second policy whose
-//! binding warns and audits instead of denying.
+//! it and linked marks', the new owner's value and scope, one owner across marks ([`entries`]);
+//! then the offer rule ([`offer_rule`]). Exempt requesters get the same validations from a
+//! second policy whose binding warns and audits instead of denying.
 //!
 //! **What it refuses** ([`refusals`]): every setting that needs a read the API server cannot
 //! make, or the requester's identity (identities, `writes: Owner`, `stamp`, `clusterWriters`,
 //! `parentKinds`, `ownerLookup`), tracking ids (their split needs Kubernetes' string
-//! extensions) and linked marks (`sameOwnerAs`). Each is named with why; the webhook covers
+//! extensions). Each is named with why; the webhook covers
 //! them.
 //!
 //! Only portable CEL and `matches` (RE2; the tests' cel-rust reads the same syntax): no
@@ -187,12 +187,6 @@ pub fn refusals(settings: &Settings) -> Vec<String> {
                 &format!("{field}.format"),
                 "a tracking id is split with Kubernetes' string extensions, which the tests' CEL \
                  engine does not implement faithfully; deploy the webhook",
-            );
-        }
-        if !mark.same_owner_as.is_empty() {
-            refuse(
-                &format!("{field}.sameOwnerAs"),
-                "not generated yet: linked marks are judged by the webhook only",
             );
         }
     }

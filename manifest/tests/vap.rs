@@ -48,7 +48,7 @@ fn setups() -> Vec<(String, Settings, Value)> {
 }
 
 /// The shapes of marks and the settings of transitions, each in a setup of its own.
-const SHAPES: [(&str, &str); 5] = [
+const SHAPES: [(&str, &str); 6] = [
     ("defaults", "{}"),
     (
         "a kind pair, adoption and orphaning denied",
@@ -77,6 +77,19 @@ exemptions: {users: [break-glass-admin], groups: [system:masters]}",
   - label: kustomize.toolkit.fluxcd.io/name
     namespaceKey: kustomize.toolkit.fluxcd.io/namespace
 offerAnnotation: example.com/handoff",
+    ),
+    (
+        "Flux's marks, two linked, transitions denied",
+        "ownerMarks:
+  - label: kustomize.toolkit.fluxcd.io/name
+    namespaceKey: kustomize.toolkit.fluxcd.io/namespace
+  - label: helm.toolkit.fluxcd.io/name
+    namespaceKey: helm.toolkit.fluxcd.io/namespace
+    sameOwnerAs: [meta.helm.sh/release-name]
+  - annotation: meta.helm.sh/release-name
+    namespaceKey: meta.helm.sh/release-namespace
+adoption: Deny
+orphaning: Deny",
     ),
     (
         "namespaced kinds only, adoption denied",
@@ -262,7 +275,6 @@ fn settings_that_need_the_webhook_are_refused_with_each_reason() {
                     "parentKinds",
                     "ownerMarks[0].ownerLookup",
                     "ownerMarks[1].ownerLookup",
-                    "ownerMarks[1].sameOwnerAs",
                     "ownerMarks[2].ownerLookup"
                 ]
             ),

@@ -9,7 +9,8 @@
 use single_owner_policy::{OwnerMark, Settings};
 
 use super::claims::{Claim, or, ternary};
-use super::offers::{to_other, to_same};
+use super::offers::{receiver_is, to_other, to_same, word};
+use crate::conditions::quote;
 
 /// The claims of one group of entries — the object's marks, or one template's — as CEL.
 pub(super) struct Group<'s> {
@@ -61,17 +62,26 @@ impl Group<'_> {
         // Read as none when it changes and names no valid owner (`transition::rule`).
         let stored_none = format!("({old_none}) || (!({same}) && !({}))", old.valid(mark));
         let settings = around.settings;
+        // A handoff of this mark's owner, or of a mark linked to it.
+        let linked = self.linked(i, around);
+        let or_linked = |handoff: String| match &linked {
+            Some(linked) => format!("{handoff} || {linked}"),
+            None => handoff,
+        };
         let adoption = match deny(&settings.adoption) {
-            true => format!("({}) ? {set} : 'adoption'", self.received(i, around)),
+            true => format!(
+                "({}) ? {set} : 'adoption'",
+                or_linked(self.received(i, around))
+            ),
             false => set.to_owned(),
         };
         let orphaning = match deny(&settings.orphaning) {
-            true => format!("({}) ? '' : 'orphaning'", self.given(i, around)),
+            true => format!("({}) ? '' : 'orphaning'", or_linked(self.given(i, around))),
             false => "''".to_owned(),
         };
         let change = format!(
             "({}) ? {set} : ({fit}) != '' ? ({fit}) : 'owner change'",
-            self.handed(i, around)
+            or_linked(self.handed(i, around))
         );
         let update = format!(
             "(({stored_none}) && ({new_none})) || ({same}) ? '' : \
@@ -84,10 +94,11 @@ impl Group<'_> {
         )
     }
 
-    /// Another mark of the group owns the object already: it keeps its owner, or comes first
-    /// (`one_owner::second`, no mark linked).
+    /// Another mark of the group, not linked to this one, owns the object already: it keeps
+    /// its owner, or comes first (`one_owner::second`).
     fn one_owner(&self, i: usize) -> String {
-        or(self.others(i).map(|j| {
+        let unlinked = |&j: &usize| !self.marks[i].names_same_owner_as(&self.marks[j]);
+        or(self.others(i).filter(unlinked).map(|j| {
             let (mark, old, new) = (&self.marks[j], &self.old[j], &self.new[j]);
             let owned = format!("!({}) && ({})", new.none(), new.valid(mark));
             let stays = format!("({}) && ({})", self.old_present, old.same(new));
@@ -141,6 +152,57 @@ impl Group<'_> {
             format!("({} && {gives})", self.new[j].none())
         }));
         format!("{} && ({from})", around.offer_well_formed)
+    }
+
+    /// The stored offer moves no owner of mark `i` itself, and one of the marks linked to it
+    /// (`sameOwnerAs`) is handed over in this request (`Handoff::Linked`).
+    /// `None` for a mark linked to none.
+    fn linked(&self, i: usize, around: &Around) -> Option<String> {
+        let links: Vec<usize> = (self.others(i))
+            .filter(|&j| self.marks[i].names_same_owner_as(&self.marks[j]))
+            .collect();
+        if links.is_empty() {
+            return None;
+        }
+        let handed_over = or(links.into_iter().map(|j| {
+            format!(
+                "({}) || (({}) && ({})) || ({})",
+                self.handed(j, around),
+                self.new[j].none(),
+                self.given(j, around),
+                self.received(j, around)
+            )
+        }));
+        Some(format!(
+            "(!({}) && ({handed_over}))",
+            self.direct(i, around)
+        ))
+    }
+
+    /// The stored offer names mark `i`'s owner (`handoff::direct` is not `None`): gives it to
+    /// another mark, offers it under the same mark to anyone, or gives it this mark.
+    fn direct(&self, i: usize, around: &Around) -> String {
+        let mark = &self.marks[i];
+        let offer = format!("{}[0]", around.offer);
+        let from = format!(
+            "{offer}.startsWith({} + {} + ' -> ')",
+            quote(&format!("{}: ", mark.key)),
+            self.old[i].id(mark)
+        );
+        let matches = |pattern: String| format!("{offer}.matches({})", quote(&pattern));
+        // The receiver is under this mark: the short form, or the explicit one naming it.
+        let under_itself = format!(
+            "(!{} || {})",
+            matches(receiver_is(None, &format!("{}: {}", word(), word()))),
+            matches(receiver_is(Some(&mark.key), &word()))
+        );
+        format!(
+            "(({}) && ({})) || ({} && {from} && {under_itself}) || ({})",
+            self.new[i].none(),
+            self.given(i, around),
+            around.offer_well_formed,
+            self.received(i, around)
+        )
     }
 
     fn others(&self, i: usize) -> impl Iterator<Item = usize> {
