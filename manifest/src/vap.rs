@@ -337,16 +337,14 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         );
         let place = list_path.join(".");
         let old = format!("(size(os) > 0 ? {} : null)", template("os[0]"));
-        let (item, claims) = group_inline(settings, &old, &template("t"), "size(os) > 0");
+        let (item, bind) = group_inline(settings, &old, &template("t"), "size(os) > 0");
         for (i, mark) in marks.iter().enumerate() {
             let name = format!("{prefix}Rule{i}");
+            let fit = item.fit(i, &around);
+            let rule = bind(&item.rule(i, &around, &fit, &item.set(i, &fit)));
             let rule = format!(
-                "variables.{prefix}.filter(t, {} != null).map(t, [{stored}].map(os, [{claims}].map(c, {})[0])[0])",
+                "variables.{prefix}.filter(t, {} != null).map(t, [{stored}].map(os, {rule})[0])",
                 template("t"),
-                {
-                    let fit = item.fit(i, &around);
-                    item.rule(i, &around, &fit, &item.set(i, &fit))
-                }
             );
             push(&mut variables, &name, rule);
             validations.push(Validation {

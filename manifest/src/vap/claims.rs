@@ -15,6 +15,16 @@ pub(super) struct Claim {
     pub value: String,
     /// The companion key's value, for a mark with `kindKey` or `namespaceKey`.
     pub part: Option<String>,
+    /// What is read out of it, where it is read once into variables.
+    pub read: Option<Read>,
+}
+
+/// What the policy reads out of a claim, as CEL: the names of the variables that hold it.
+#[derive(Debug, Clone)]
+pub(super) struct Read {
+    pub none: String,
+    pub valid: String,
+    pub id: String,
 }
 
 impl Claim {
@@ -27,11 +37,15 @@ impl Claim {
         Claim {
             value: key(&mark.key),
             part: companion(mark).map(key),
+            read: None,
         }
     }
 
     /// `true` where the claim names nobody: no key set.
     pub fn none(&self) -> String {
+        if let Some(read) = &self.read {
+            return read.none.clone();
+        }
         match &self.part {
             None => format!("size({}) == 0", self.value),
             Some(part) => format!("size({}) == 0 && size({part}) == 0", self.value),
@@ -49,6 +63,9 @@ impl Claim {
     /// The owner id offers name owners by (`Claim::id`): the value, or `<kind>.<value>`,
     /// `<namespace>/<value>` for a pair whose companion is set.
     pub fn id(&self, mark: &OwnerMark) -> String {
+        if let Some(read) = &self.read {
+            return read.id.clone();
+        }
         let value = format!("(size({0}) > 0 ? {0}[0] : '')", self.value);
         match (&self.part, mark.namespace_key.is_some()) {
             (None, _) => value,
@@ -61,6 +78,9 @@ impl Claim {
 
     /// Whether the claim names a valid owner for `mark` (`Claim::owner` is `Ok`).
     pub fn valid(&self, mark: &OwnerMark) -> String {
+        if let Some(read) = &self.read {
+            return read.valid.clone();
+        }
         let v = &self.value;
         let set = format!("size({v}) > 0 && {v}[0] != ''");
         let Some(part) = &self.part else {

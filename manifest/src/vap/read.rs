@@ -5,7 +5,7 @@
 use single_owner_policy::template::{Place, TEMPLATES};
 use single_owner_policy::{MarkPlace, Settings};
 
-use super::claims::{self, Claim, list};
+use super::claims::{self, Claim, Read, list};
 use super::entries::{Around, Group};
 use super::{Variable, handoff, offers};
 use crate::conditions::quote;
@@ -118,17 +118,31 @@ pub(super) fn group<'s>(
                 MarkPlace::Annotation => Claim::read(mark, &maps[1]),
             })
             .collect();
-        (read.into_iter().enumerate())
-            .map(|(i, claim)| {
+        (read.into_iter().zip(&settings.owner_marks).enumerate())
+            .map(|(i, (claim, mark))| {
                 let name = format!("{prefix}{side}{i}");
                 push(variables, &format!("{name}v"), claim.value);
                 let part = claim.part.map(|part| {
                     push(variables, &format!("{name}p"), part);
                     format!("variables.{name}p")
                 });
-                Claim {
+                let claim = Claim {
                     value: format!("variables.{name}v"),
                     part,
+                    read: None,
+                };
+                let mut once = |what: &str, expression: String| {
+                    push(variables, &format!("{name}{what}"), expression);
+                    format!("variables.{name}{what}")
+                };
+                let read = Read {
+                    none: once("None", claim.none()),
+                    valid: once("Valid", claim.valid(mark)),
+                    id: once("Id", claim.id(mark)),
+                };
+                Claim {
+                    read: Some(read),
+                    ..claim
                 }
             })
             .collect()
@@ -143,39 +157,77 @@ pub(super) fn group<'s>(
     }
 }
 
-/// The claims of one item of a list of templates, read once in a comprehension: `c`, a list of
-/// each mark's old value and part, then its new ones (binding `[claims].map(c, …)`).
+/// The claims of one item of a list of templates, read once in a comprehension, where `old`
+/// and `new` are its stored and new templates (CEL, `null` where absent): bound by one-element
+/// lists (`[x].map(c, …)[0]`, each list of one type, as Kubernetes wants literals) — `ot` and
+/// `nt` the templates; `m` their labels and annotations; `c` each mark's old value and part,
+/// then its new ones; `d` each claim's owner id; `f` each claim's `none` and `valid`. Returns
+/// the group and what binds them around a rule.
 pub(super) fn group_inline<'s>(
     settings: &'s Settings,
     old: &str,
     new: &str,
     old_present: &str,
-) -> (Group<'s>, String) {
-    let mut read = Vec::new();
-    let mut side = |root: &str| -> Vec<Claim> {
+) -> (Group<'s>, impl Fn(&str) -> String + use<>) {
+    let (mut claims, mut ids, mut flags) = (Vec::new(), Vec::new(), Vec::new());
+    let mut side = |maps: [&str; 2]| -> Vec<Claim> {
         (settings.owner_marks.iter())
             .map(|mark| {
-                let map = meta_map(root, field(mark.place));
-                let claim = Claim::read(mark, &map);
+                let map = match mark.place {
+                    MarkPlace::Label => maps[0],
+                    MarkPlace::Annotation => maps[1],
+                };
+                let claim = Claim::read(mark, map);
                 let mut at = |expression: String| {
-                    read.push(expression);
-                    format!("c[{}]", read.len() - 1)
+                    claims.push(expression);
+                    format!("c[{}]", claims.len() - 1)
                 };
                 let value = at(claim.value);
                 let part = claim.part.map(&mut at);
-                Claim { value, part }
+                let claim = Claim {
+                    value,
+                    part,
+                    read: None,
+                };
+                ids.push(claim.id(mark));
+                flags.push(claim.none());
+                flags.push(claim.valid(mark));
+                let read = Read {
+                    id: format!("d[{}]", ids.len() - 1),
+                    none: format!("f[{}]", flags.len() - 2),
+                    valid: format!("f[{}]", flags.len() - 1),
+                };
+                Claim {
+                    read: Some(read),
+                    ..claim
+                }
             })
             .collect()
     };
-    let old = side(old);
-    let new = side(new);
+    let old_claims = side(["m[0]", "m[1]"]);
+    let new_claims = side(["m[2]", "m[3]"]);
     let group = Group {
         marks: &settings.owner_marks,
-        old,
-        new,
+        old: old_claims,
+        new: new_claims,
         old_present: old_present.to_owned(),
     };
-    (group, format!("[{}]", read.join(", ")))
+    let maps = [
+        meta_map("ot", "labels"),
+        meta_map("ot", "annotations"),
+        meta_map("nt", "labels"),
+        meta_map("nt", "annotations"),
+    ]
+    .join(", ");
+    let (claims, ids, flags) = (claims.join(", "), ids.join(", "), flags.join(", "));
+    let (old, new) = (old.to_owned(), new.to_owned());
+    let bind = move |rule: &str| {
+        format!(
+            "[{old}].map(ot, [{new}].map(nt, [[{maps}]].map(m, [[{claims}]].map(c, \
+             [[{ids}]].map(d, [[{flags}]].map(f, {rule})[0])[0])[0])[0])[0])[0]"
+        )
+    };
+    (group, bind)
 }
 
 /// Where a mark is kept.
