@@ -23,6 +23,7 @@
 mod claims;
 mod entries;
 mod handoff;
+mod layout;
 mod messages;
 mod offers;
 mod read;
@@ -375,6 +376,13 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         template: None,
         rules: Rules::Offer,
     });
+    for variable in &mut variables {
+        variable.expression = layout::lay_out(&variable.expression);
+    }
+    for validation in &mut validations {
+        validation.expression = layout::lay_out(&validation.expression);
+        validation.message_expression = layout::lay_out(&validation.message_expression);
+    }
     // cel-go parses at most 100,000 code points: a rule of a list of templates grows with the
     // square of the marks.
     if let Some(long) = (variables.iter()).find(|v| v.expression.chars().count() > MAX_EXPRESSION) {
