@@ -19,7 +19,7 @@ pub mod vap;
 use single_owner_policy::{BOUND, CONTROLLERS, SCALED, Settings};
 
 pub use conditions::{MatchCondition, match_conditions};
-pub use rules::{SUBRESOURCES, rules_yaml};
+pub use rules::{ResourceRule, SUBRESOURCES, judged_rules, rules_yaml};
 
 /// The policy module the manifests deploy (`tests` keep it equal to the examples').
 /// The image the release pushes the module to (`[package.metadata.release] image` of the

@@ -73,19 +73,60 @@ const AUDITED_COMMENT: &str = "\
 # (it skips rules with a wildcard), for PolicyReports; see docs/deploying.md, \"Visibility\". The API
 # server calls the webhook once per request however many rules match.";
 
-/// The rules as the items of a YAML `rules:` list, each line indented by `indent` spaces:
-/// every resource with `operations` (those the policy judges), the [`SUBRESOURCES`]' UPDATEs,
-/// and the CREATEs of the audited kinds.
-pub fn rules_yaml(operations: &[&str], indent: usize) -> String {
-    let mut rules = vec![rule("*", "*", &["*"], operations)];
-    let subresources: Vec<String> = SUBRESOURCES
-        .iter()
+/// A rule of a webhook's `rules`, or of a policy's `matchConstraints.resourceRules`: the
+/// requests the API server sends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRule {
+    /// The API group, `*` for all.
+    pub group: String,
+    /// `resource`, `resource/subresource`, `*` (every resource), `*/subresource`.
+    pub resources: Vec<String>,
+    pub operations: Vec<String>,
+}
+
+impl ResourceRule {
+    /// The rule as a YAML list item, of every API version.
+    pub fn yaml(&self) -> String {
+        rule(&self.group, "*", &self.resources, &self.operations)
+    }
+}
+
+/// The rules of the requests the policy judges: every resource with `operations` (those the
+/// settings judge), the [`SUBRESOURCES`]' UPDATEs, and a Binding's CREATE — each with the
+/// comment that says why, for the webhook's YAML.
+pub fn judged_rules(operations: &[&str]) -> [(ResourceRule, Option<&'static str>); 3] {
+    let rule = |group: &str, resources: Vec<String>, operations: &[&str]| ResourceRule {
+        group: group.to_owned(),
+        resources,
+        operations: operations
+            .iter()
+            .map(|operation| operation.to_string())
+            .collect(),
+    };
+    let subresources = (SUBRESOURCES.iter())
         .map(|(resource, subresource)| format!("{resource}/{subresource}"))
         .collect();
-    rules.push(comment(SUBRESOURCES_COMMENT));
-    rules.push(rule("*", "*", &subresources, &["UPDATE"]));
-    rules.push(comment(BINDING_COMMENT));
-    rules.push(rule("", "*", &["pods/binding"], &["CREATE"]));
+    [
+        (rule("*", vec!["*".to_owned()], operations), None),
+        (
+            rule("*", subresources, &["UPDATE"]),
+            Some(SUBRESOURCES_COMMENT),
+        ),
+        (
+            rule("", vec!["pods/binding".to_owned()], &["CREATE"]),
+            Some(BINDING_COMMENT),
+        ),
+    ]
+}
+
+/// The rules as the items of a YAML `rules:` list, each line indented by `indent` spaces:
+/// the [`judged_rules`] and the CREATEs of the audited kinds.
+pub fn rules_yaml(operations: &[&str], indent: usize) -> String {
+    let mut rules = Vec::new();
+    for (judged, why) in judged_rules(operations) {
+        rules.extend(why.map(comment));
+        rules.push(judged.yaml());
+    }
     rules.push(comment(AUDITED_COMMENT));
     for (group, resources) in AUDITED {
         rules.push(rule(group, "v1", resources, &["CREATE"]));
@@ -99,7 +140,12 @@ pub fn rules_yaml(operations: &[&str], indent: usize) -> String {
 }
 
 /// One rule, as a list item.
-fn rule(group: &str, version: &str, resources: &[impl AsRef<str>], operations: &[&str]) -> String {
+fn rule(
+    group: &str,
+    version: &str,
+    resources: &[impl AsRef<str>],
+    operations: &[impl AsRef<str>],
+) -> String {
     format!(
         "- apiGroups: {}\n  apiVersions: {}\n  resources: {}\n  operations: {}\n",
         flow([group]),

@@ -8,7 +8,7 @@
 //! `src/template.rs`, read in a comprehension where a kind keeps them in a list), in
 //! `src/decision.rs`'s order: the binding rule, the transition table with the offer's part in
 //! it and linked marks', the new owner's value and scope, one owner across marks ([`entries`]);
-//! then the offer rule ([`offer_rule`]). Exempt requesters get the same validations from a
+//! then the offer rule ([`handoff`]). Exempt requesters get the same validations from a
 //! second policy whose binding warns and audits instead of denying.
 //!
 //! **What it refuses** ([`refusals`]): every setting that needs a read the API server cannot
@@ -33,11 +33,12 @@ mod trust;
 use single_owner_policy::{Format, Settings};
 
 use crate::conditions::{MatchCondition, match_conditions, quote};
+use crate::{ResourceRule, judged_rules};
 use entries::Around;
-use messages::{SUBJECT, entry_validation, mark_name};
+use messages::{SUBJECT, each_validation, entry_validation};
 use read::{
-    base_variables, each_templates, group, group_inline, guarded, guarded_list, offer_rule,
-    one_templates, path_or_null, push, read_once,
+    base_variables, each_templates, group, group_inline, guarded, guarded_list, one_templates,
+    path_or_null, push, read_once,
 };
 
 pub use render::{exempt_condition, yaml};
@@ -73,10 +74,7 @@ impl Validation {
         };
         let rule = match &self.rules {
             Rules::Offer => "'offer: ' + variables.offer".to_owned(),
-            // A list of templates' rules.
-            Rules::In(name) if name.starts_with("templates") => {
-                format!("variables.{name}.filter(r, r != '')[0]")
-            }
+            Rules::Each(name) => format!("variables.{name}.filter(r, r != '')[0]"),
             Rules::In(name) => format!("variables.{name}"),
         };
         format!("{} + {rule}", quote(&format!("{key}: ")))
@@ -86,52 +84,18 @@ impl Validation {
 /// Where a failed validation's rule is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rules {
-    /// The variable that holds the rule a mark breaks (`''` for none) or, for a list of
-    /// templates, the list of them.
+    /// The variable that holds the rule a mark breaks, `''` for none.
     In(String),
+    /// The variable that holds the rule a mark breaks in each template of a list.
+    Each(String),
     /// The offer rule: the variable `offer` says what is wrong with the offer.
     Offer,
-}
-
-/// A rule of `matchConstraints.resourceRules`: the requests the API server evaluates the policy
-/// for, as the webhook's rules name them (`metadata.yml`, [`crate::rules_yaml`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceRule {
-    /// API groups, `*` for all.
-    pub groups: Vec<&'static str>,
-    /// `resource`, `resource/subresource`, `*` (every resource), `*/sub`.
-    pub resources: Vec<String>,
-    pub operations: Vec<&'static str>,
-}
-
-/// The webhook's rules without the audit scanner's: every resource's CREATE and UPDATE, the
-/// subresources the policy judges, and a Binding's CREATE.
-pub fn resource_rules() -> Vec<ResourceRule> {
-    let subresources = (crate::SUBRESOURCES.iter())
-        .map(|(resource, subresource)| format!("{resource}/{subresource}"))
-        .collect();
-    vec![
-        ResourceRule {
-            groups: vec!["*"],
-            resources: vec!["*".to_owned()],
-            operations: vec!["CREATE", "UPDATE"],
-        },
-        ResourceRule {
-            groups: vec!["*"],
-            resources: subresources,
-            operations: vec!["UPDATE"],
-        },
-        ResourceRule {
-            groups: vec![""],
-            resources: vec!["pods/binding".to_owned()],
-            operations: vec!["CREATE"],
-        },
-    ]
 }
 
 /// The ValidatingAdmissionPolicy's contents for a setup.
 #[derive(Debug, Clone)]
 pub struct Vap {
+    /// `matchConstraints.resourceRules`: the webhook's [`judged_rules`].
     pub resource_rules: Vec<ResourceRule>,
     pub match_conditions: Vec<MatchCondition>,
     pub variables: Vec<Variable>,
@@ -348,24 +312,10 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
                 template("t"),
             );
             push(&mut variables, &name, rule);
-            validations.push(Validation {
-                expression: format!("variables.{name}.all(r, r == '')"),
-                message_expression: format!(
-                    "{} + ': ' + variables.{name}.filter(r, r != '')[0] + ' denied for ' + {}",
-                    quote(&format!("{} in {place}", mark_name(mark))),
-                    SUBJECT
-                ),
-                mark: mark_name(mark),
-                template: Some(place.clone()),
-                rules: Rules::In(name),
-            });
+            validations.push(each_validation(mark, &place, &name));
         }
     }
-    push(
-        &mut variables,
-        "offer",
-        offer_rule(settings, &object, &around),
-    );
+    push(&mut variables, "offer", handoff::rule(&object, &around));
     validations.push(Validation {
         expression: "variables.offer == ''".to_owned(),
         message_expression: format!(
@@ -396,7 +346,9 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
     let mut match_conditions = match_conditions(settings);
     match_conditions.extend(trust::condition(settings)?);
     Ok(Vap {
-        resource_rules: resource_rules(),
+        resource_rules: (judged_rules(settings.judged_operations()).into_iter())
+            .map(|(rule, _)| rule)
+            .collect(),
         match_conditions,
         variables,
         validations,

@@ -52,40 +52,38 @@ fn made(object: &Group, around: &Around, text: &str) -> String {
         "!{text}.matches({}) ? 'malformed' : ",
         quote(&well_formed())
     );
+    // The explicit form names the receiver's mark, which must be one of them, and decides it.
+    let names = |key: &str| {
+        format!(
+            "{text}.matches({})",
+            quote(&receiver_is(Some(key), &word()))
+        )
+    };
+    let explicit = format!(
+        "{text}.matches({})",
+        quote(&receiver_is(None, &format!("{}: {}", word(), word())))
+    );
+    let names_a_mark = or(marks.iter().map(|receiving| names(&receiving.key)));
+    let explicit_fits = (marks.iter())
+        .map(|receiving| {
+            let fits = receiver_fits(receiving, text, Some(&receiving.key), around);
+            format!("({} && {fits})", names(&receiving.key))
+        })
+        .collect::<Vec<_>>()
+        .join(" || ");
     for (i, mark) in marks.iter().enumerate() {
         let new = &object.new[i];
         let id = new.id(mark);
         let head = quote(&format!("{}: ", mark.key));
-        let explicit = format!(
-            "{text}.matches({})",
-            quote(&receiver_is(None, &format!("{}: {}", word(), word())))
-        );
-        // The receiver's mark: this one (short form), or the one an explicit form names.
-        let receivers: Vec<String> = (marks.iter())
-            .map(|receiving| {
-                let named = format!(
-                    "{text}.matches({})",
-                    quote(&receiver_is(Some(&receiving.key), &word()))
-                );
-                let fits = receiver_fits(receiving, text, Some(&receiving.key), around);
-                format!("({named} && {fits})")
-            })
-            .collect();
+        // The short form's receiver is under this mark.
         let short_fits = receiver_fits(mark, text, None, around);
-        let names_a_mark = or(marks.iter().map(|receiving| {
-            format!(
-                "{text}.matches({})",
-                quote(&receiver_is(Some(&receiving.key), &word()))
-            )
-        }));
         let itself = to_same(text, &mark.key, &id, &id);
         chain.push_str(&format!(
             "{text}.startsWith({head}) ? (({}) ? 'offer of nothing' : \
              !{text}.startsWith({head} + {id} + ' -> ') ? 'offer by another owner' : \
              ({explicit} && !({names_a_mark})) ? 'names no mark' : {itself} ? 'offer to itself' : \
-             ({explicit} ? ({}) : {short_fits}) ? '' : 'offer to an unfit owner') : ",
+             ({explicit} ? ({explicit_fits}) : {short_fits}) ? '' : 'offer to an unfit owner') : ",
             new.none(),
-            receivers.join(" || ")
         ));
     }
     chain.push_str("'names no mark'");

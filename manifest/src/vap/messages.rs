@@ -46,6 +46,25 @@ pub(super) fn entry_validation(
     }
 }
 
+/// The validation of one mark's rules in each template of a list at `place`, whose rules the
+/// variable `rules` holds.
+pub(super) fn each_validation(
+    mark: &single_owner_policy::OwnerMark,
+    place: &str,
+    rules: &str,
+) -> Validation {
+    Validation {
+        expression: format!("variables.{rules}.all(r, r == '')"),
+        message_expression: format!(
+            "{} + ': ' + variables.{rules}.filter(r, r != '')[0] + ' denied for ' + {SUBJECT}",
+            quote(&format!("{} in {place}", mark_name(mark))),
+        ),
+        mark: mark_name(mark),
+        template: Some(place.to_owned()),
+        rules: Rules::Each(rules.to_owned()),
+    }
+}
+
 /// How messages name a mark: `label appID`, `annotation meta.helm.sh/release-name`.
 pub(super) fn mark_name(mark: &single_owner_policy::OwnerMark) -> String {
     format!("{} {}", field(mark.place).trim_end_matches('s'), mark.key)

@@ -7,7 +7,7 @@ use single_owner_policy::{MarkPlace, Settings};
 
 use super::claims::{self, Claim, Read, list};
 use super::entries::{Around, Group};
-use super::{Variable, handoff, offers};
+use super::{Variable, offers};
 use crate::conditions::quote;
 
 /// The variables every setup reads: where the object is, its offers, what the request is.
@@ -338,11 +338,4 @@ pub(super) fn scaled_resources() -> Vec<String> {
     (single_owner_policy::SCALED.iter())
         .map(|(_, resource, _, _)| resource.to_string())
         .collect()
-}
-
-/// The offer rule (`handoff::rule` without identities, which read no requester): `''`, or
-/// what is wrong with the offer.
-pub(super) fn offer_rule(settings: &Settings, object: &Group, around: &Around) -> String {
-    let _ = settings;
-    handoff::rule(object, around)
 }

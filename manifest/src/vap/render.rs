@@ -73,17 +73,10 @@ fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, who: Option<&str
          metadata:\n  name: {name}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    \
          resourceRules:\n"
     );
-    let flow = |items: Vec<String>| format!("[{}]", items.join(", "));
-    let quoted = |items: &[&str]| items.iter().map(|item| format!("'{item}'")).collect();
     for rule in &vap.resource_rules {
-        let resources: Vec<&str> = rule.resources.iter().map(String::as_str).collect();
-        out.push_str(&format!(
-            "      - apiGroups: {}\n        apiVersions: ['*']\n        operations: {}\n        \
-             resources: {}\n",
-            flow(quoted(&rule.groups)),
-            flow(rule.operations.iter().map(|op| op.to_string()).collect()),
-            flow(quoted(&resources))
-        ));
+        for line in rule.yaml().lines() {
+            out.push_str(&format!("      {line}\n"));
+        }
     }
     out.push_str("  matchConditions:\n");
     let named = conditions.iter().map(|c| (&c.name, &c.expression));

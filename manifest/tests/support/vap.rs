@@ -16,7 +16,8 @@ use std::rc::Rc;
 
 use cel::Program;
 use serde_json::Value;
-use single_owner_manifest::vap::{ResourceRule, Rules, Vap};
+use single_owner_manifest::ResourceRule;
+use single_owner_manifest::vap::{Rules, Vap};
 use single_owner_policy::policy::{Payload, Verdict};
 use single_owner_policy::{NoHost, Settings};
 
@@ -67,6 +68,11 @@ impl Compiled {
         }
     }
 
+    /// Whether the policy's `matchConstraints` take `request`.
+    pub fn constrains(&self, request: &Value) -> bool {
+        matched(&self.vap.resource_rules, request)
+    }
+
     /// What the policy in the API server does with `request`.
     pub fn outcome(&self, request: &Value) -> Result<Outcome, String> {
         let mut context = variables(request);
@@ -91,16 +97,23 @@ impl Compiled {
             }
             let rules = match &validation.rules {
                 Rules::Offer => vec!["offer".to_owned()],
-                Rules::In(name) => match values.get(&Key::String(Arc::new(name.clone()))) {
-                    Some(cel::Value::String(rule)) => vec![rule.to_string()],
-                    Some(cel::Value::List(rules)) => (rules.iter())
-                        .filter_map(|rule| match rule {
-                            cel::Value::String(rule) if !rule.is_empty() => Some(rule.to_string()),
-                            _ => None,
-                        })
-                        .collect(),
-                    other => return Err(format!("{name}: not a rule: {other:?}")),
-                },
+                Rules::In(name) | Rules::Each(name) => {
+                    match (
+                        &validation.rules,
+                        values.get(&Key::String(Arc::new(name.clone()))),
+                    ) {
+                        (Rules::In(_), Some(cel::Value::String(rule))) => vec![rule.to_string()],
+                        (Rules::Each(_), Some(cel::Value::List(rules))) => (rules.iter())
+                            .filter_map(|rule| match rule {
+                                cel::Value::String(rule) if !rule.is_empty() => {
+                                    Some(rule.to_string())
+                                }
+                                _ => None,
+                            })
+                            .collect(),
+                        (_, other) => return Err(format!("{name}: not its rules: {other:?}")),
+                    }
+                }
             };
             for rule in rules {
                 broken.insert((validation.mark.clone(), validation.template.clone(), rule));
@@ -170,7 +183,7 @@ pub fn deep(test: fn()) {
 /// Whether the API server evaluates a policy (or calls a webhook) with these rules for
 /// `request`: its operation listed, its group listed or `*`, and its resource named as
 /// `resource`, `resource/subresource`, `*` (any resource, no subresource) or `*/subresource`.
-pub fn matched(rules: &[ResourceRule], request: &Value) -> bool {
+fn matched(rules: &[ResourceRule], request: &Value) -> bool {
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
     let group = text(&request["resource"]["group"]);
     let resource = text(&request["resource"]["resource"]);
@@ -181,8 +194,8 @@ pub fn matched(rules: &[ResourceRule], request: &Value) -> bool {
             let (name, sub) = named.split_once('/').unwrap_or((named, ""));
             (name == "*" || name == resource) && sub == subresource
         };
-        rule.operations.contains(&operation.as_str())
-            && (rule.groups.contains(&"*") || rule.groups.contains(&group.as_str()))
+        rule.operations.contains(&operation)
+            && (rule.group == "*" || rule.group == group)
             && rule.resources.iter().any(names)
     })
 }
