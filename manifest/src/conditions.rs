@@ -164,6 +164,16 @@ pub fn match_conditions(settings: &Settings) -> Vec<MatchCondition> {
         .collect()
 }
 
+/// CEL, on one line: a list literal of strings.
+pub(crate) fn string_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    strings(items).flat()
+}
+
+/// CEL, on one line: the request's kind is one of `kinds`, as `(group, kinds)`.
+pub(crate) fn kind_test(kinds: &[(&str, &[&str])]) -> String {
+    kind_is(kinds).flat()
+}
+
 /// The guarded marks, as `(place, key)`: each mark's key and its companion (`kindKey` or
 /// `namespaceKey`), in the mark's place, in the order of `ownerMarks`, once.
 pub fn guarded_marks(settings: &Settings) -> Vec<(MarkPlace, &str)> {

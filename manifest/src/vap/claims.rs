@@ -6,7 +6,7 @@
 
 use single_owner_policy::OwnerMark;
 
-use crate::conditions::quote;
+use crate::conditions::{quote, string_list};
 
 /// One side's claim under one mark: CEL expressions of lists of at most one string.
 #[derive(Debug, Clone)]
@@ -100,10 +100,10 @@ impl Claim {
         if mark.namespace_key.is_some() {
             return format!("{both} && !{part}[0].contains('/')");
         }
-        let cluster = format!("{part}[0] in {}", list(&mark.cluster_kinds));
+        let cluster = format!("{part}[0] in {}", string_list(&mark.cluster_kinds));
         let namespaced = format!(
             "{part}[0] in {} && {v}[0].matches({})",
-            list(&mark.namespaced_kinds),
+            string_list(&mark.namespaced_kinds),
             quote(NAMESPACED_NAME)
         );
         format!("{both} && ({cluster} || {namespaced})")
@@ -131,7 +131,7 @@ impl Claim {
                 })),
             ),
             Some(part) => (
-                format!("{part}[0] in {}", list(&mark.namespaced_kinds)),
+                format!("{part}[0] in {}", string_list(&mark.namespaced_kinds)),
                 format!("{v}[0].startsWith({namespace} + '.')"),
             ),
         };
@@ -170,12 +170,6 @@ fn in_value(kind: &str, value: &str) -> String {
 /// The companion key of a mark, if it has one.
 pub(super) fn companion(mark: &OwnerMark) -> Option<&str> {
     mark.kind_key.as_deref().or(mark.namespace_key.as_deref())
-}
-
-/// A CEL list of strings.
-pub(super) fn list(items: &[String]) -> String {
-    let items: Vec<String> = items.iter().map(|item| quote(item)).collect();
-    format!("[{}]", items.join(", "))
 }
 
 /// `a || b || …`, `false` for none.

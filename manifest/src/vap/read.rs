@@ -5,10 +5,10 @@
 use single_owner_policy::template::{Place, TEMPLATES};
 use single_owner_policy::{MarkPlace, Settings};
 
-use super::claims::{self, Claim, Read, list};
+use super::claims::{Claim, Read};
 use super::entries::{Around, Group};
 use super::{Variable, offers};
-use crate::conditions::quote;
+use crate::conditions::{kind_test, quote, string_list};
 
 /// The variables every setup reads: where the object is, its offers, what the request is.
 pub(super) fn base_variables(settings: &Settings) -> Vec<Variable> {
@@ -46,7 +46,7 @@ pub(super) fn base_variables(settings: &Settings) -> Vec<Variable> {
                  request.kind.kind == 'Scale')) || (request.operation == 'UPDATE' && \
                  request.resource.group == '' && request.resource.resource == 'pods' && \
                  variables.subresource == 'binding')",
-                list(&scaled_resources())
+                string_list(scaled_resources())
             ),
         ),
         (
@@ -263,7 +263,7 @@ pub(super) fn path_or_null(root: &str, path: &[&str]) -> String {
 pub(super) fn guarded(kinds: &[(&str, &[&str])], value: &str) -> String {
     format!(
         "(variables.judged && variables.templated && ({}) ? {value} : null)",
-        kind_is(kinds)
+        kind_test(kinds)
     )
 }
 
@@ -272,19 +272,8 @@ pub(super) fn guarded(kinds: &[(&str, &[&str])], value: &str) -> String {
 pub(super) fn guarded_list(kinds: &[(&str, &[&str])], value: &str) -> String {
     format!(
         "(variables.judged && variables.templated && ({}) && {value} != null ? {value} : [])",
-        kind_is(kinds)
+        kind_test(kinds)
     )
-}
-
-pub(super) fn kind_is(kinds: &[(&str, &[&str])]) -> String {
-    claims::or(kinds.iter().map(|(group, kinds)| {
-        let kinds: Vec<String> = kinds.iter().map(|kind| kind.to_string()).collect();
-        format!(
-            "(request.kind.group == {} && request.kind.kind in {})",
-            quote(group),
-            list(&kinds)
-        )
-    }))
 }
 
 pub(super) type Kinds = Vec<(&'static str, &'static [&'static str])>;

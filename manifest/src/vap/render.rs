@@ -5,7 +5,7 @@ use single_owner_policy::Settings;
 
 use super::Vap;
 use crate::Mode;
-use crate::conditions::MatchCondition;
+use crate::conditions::{MatchCondition, string_list};
 
 /// The policies `name` for `settings`, in `mode`: `protect` denies, `monitor` warns and audits.
 pub fn yaml(name: &str, mode: Mode, settings: &Settings, vap: &Vap) -> String {
@@ -49,7 +49,7 @@ fn who(users: &[String]) -> String {
         "(has(request.userInfo.username) && request.userInfo.username in {} ? 'exempt user ' + \
          request.userInfo.username : 'user ' + (has(request.userInfo.username) ? \
          request.userInfo.username : '') + ' of an exempt group') + ' bypassed: '",
-        super::claims::list(users)
+        string_list(users)
     )
 }
 
@@ -59,8 +59,8 @@ pub fn exempt_condition(settings: &Settings) -> Option<String> {
     if exemptions.users.is_empty() && exemptions.groups.is_empty() {
         return None;
     }
-    let users = super::claims::list(&exemptions.users);
-    let groups = super::claims::list(&exemptions.groups);
+    let users = string_list(&exemptions.users);
+    let groups = string_list(&exemptions.groups);
     Some(format!(
         "(has(request.userInfo.username) && request.userInfo.username in {users}) || \
          (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in {groups}))"

@@ -7,8 +7,8 @@
 use single_owner_policy::Settings;
 use single_owner_policy::control_plane::{parts, vouching_groups};
 
-use super::claims::{escape, list, or};
-use crate::conditions::{MatchCondition, quote};
+use super::claims::{escape, or};
+use crate::conditions::{MatchCondition, quote, string_list};
 
 /// The condition, when the settings trust writers by pattern; `Err` names a pattern whose `*`
 /// stands where the groups that vouch for the name depend on it.
@@ -42,12 +42,12 @@ pub(super) fn condition(settings: &Settings) -> Result<Option<MatchCondition>, S
                 true => "true".to_owned(),
                 false => format!(
                     "has(request.userInfo.groups) && {}.all(g, g in request.userInfo.groups)",
-                    list(&groups)
+                    string_list(&groups)
                 ),
             };
             writes.push(format!(
                 "({user} && {vouched} && request.operation in {} && ({resources}))",
-                list(&operations)
+                string_list(&operations)
             ));
         }
     }
