@@ -41,7 +41,8 @@ use read::{
     path_or_null, push, read_once,
 };
 
-pub use render::{exempt_condition, yaml};
+use render::exempt_condition;
+pub use render::yaml;
 
 /// A named CEL expression the validations read as `variables.<name>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +101,32 @@ pub struct Vap {
     pub match_conditions: Vec<MatchCondition>,
     pub variables: Vec<Variable>,
     pub validations: Vec<Validation>,
+    /// CEL: the requester is exempt (`exemptions`); `None` when nobody is.
+    pub exempt: Option<String>,
+}
+
+impl Vap {
+    /// The match conditions of the policy bound to deny: the exempt requesters left out.
+    pub fn denying_conditions(&self) -> Vec<MatchCondition> {
+        let mut conditions = self.match_conditions.clone();
+        conditions.extend(self.exempt.as_ref().map(|exempt| MatchCondition {
+            name: "not-an-exempt-requester".to_owned(),
+            expression: format!("!({exempt})"),
+        }));
+        conditions
+    }
+
+    /// The match conditions of the twin bound to warn and audit, which judges the exempt
+    /// requesters alone; `None` without exemptions.
+    pub fn warning_conditions(&self) -> Option<Vec<MatchCondition>> {
+        let exempt = self.exempt.as_ref()?;
+        let mut conditions = self.match_conditions.clone();
+        conditions.push(MatchCondition {
+            name: "an-exempt-requester".to_owned(),
+            expression: exempt.clone(),
+        });
+        Some(conditions)
+    }
 }
 
 /// What the settings ask that the policy in the API server cannot do, each with why; empty
@@ -352,6 +379,7 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         match_conditions,
         variables,
         validations,
+        exempt: exempt_condition(settings),
     })
 }
 

@@ -9,35 +9,16 @@ use crate::conditions::{MatchCondition, string_list};
 
 /// The policies `name` for `settings`, in `mode`: `protect` denies, `monitor` warns and audits.
 pub fn yaml(name: &str, mode: Mode, settings: &Settings, vap: &Vap) -> String {
-    let exemptions = &settings.exemptions;
-    let exempt = exempt_condition(settings);
     let actions = match mode {
         Mode::Protect => "[Deny]",
         Mode::Monitor => "[Warn, Audit]",
     };
-    let mut out = String::new();
-    let mut conditions = vap.match_conditions.clone();
-    if let Some(exempt) = &exempt {
-        conditions.push(MatchCondition {
-            name: "not-an-exempt-requester".to_owned(),
-            expression: format!("!({exempt})"),
-        });
-    }
-    out.push_str(&policy(name, &conditions, vap, None));
+    let mut out = policy(name, &vap.denying_conditions(), vap, None);
     out.push_str(&binding(name, actions));
-    if let Some(exempt) = exempt {
+    if let Some(conditions) = vap.warning_conditions() {
         let twin = format!("{name}-exemptions");
-        let mut conditions = vap.match_conditions.clone();
-        conditions.push(MatchCondition {
-            name: "an-exempt-requester".to_owned(),
-            expression: exempt,
-        });
-        out.push_str(&policy(
-            &twin,
-            &conditions,
-            vap,
-            Some(&who(&exemptions.users)),
-        ));
+        let who = who(&settings.exemptions.users);
+        out.push_str(&policy(&twin, &conditions, vap, Some(&who)));
         out.push_str(&binding(&twin, "[Warn, Audit]"));
     }
     out
@@ -54,7 +35,7 @@ fn who(users: &[String]) -> String {
 }
 
 /// CEL: the requester is exempt (`exemptions`), `None` when nobody is.
-pub fn exempt_condition(settings: &Settings) -> Option<String> {
+pub(super) fn exempt_condition(settings: &Settings) -> Option<String> {
     let exemptions = &settings.exemptions;
     if exemptions.users.is_empty() && exemptions.groups.is_empty() {
         return None;

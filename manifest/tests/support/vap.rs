@@ -41,8 +41,9 @@ pub enum Outcome {
 /// A compiled policy.
 pub struct Compiled {
     vap: Vap,
-    conditions: Conditions,
-    exempt: Option<Rc<Program>>,
+    /// The match conditions of the policy that denies, and of its twin that warns.
+    denying: Conditions,
+    warning: Option<Conditions>,
     variables: Vec<(String, Rc<Program>)>,
     validations: Vec<Rc<Program>>,
 }
@@ -53,11 +54,9 @@ impl Compiled {
         let compile = |name: &str, expression: &str| {
             program(expression).unwrap_or_else(|error| panic!("{name}: {error}"))
         };
-        let exempt = single_owner_manifest::vap::exempt_condition(settings)
-            .map(|expression| compile("exempt", &expression));
         Compiled {
-            conditions: Conditions::compile(&vap.match_conditions),
-            exempt,
+            denying: Conditions::compile(&vap.denying_conditions()),
+            warning: (vap.warning_conditions()).map(|conditions| Conditions::compile(&conditions)),
             variables: (vap.variables.iter())
                 .map(|v| (v.name.clone(), compile(&v.name, &v.expression)))
                 .collect(),
@@ -73,10 +72,16 @@ impl Compiled {
         matched(&self.vap.resource_rules, request)
     }
 
-    /// What the policy in the API server does with `request`.
+    /// What the policy and its twin in the API server do with `request`: both hold the same
+    /// variables and validations, and their match conditions decide which judges it.
     pub fn outcome(&self, request: &Value) -> Result<Outcome, String> {
         let mut context = variables(request);
-        if !self.conditions.evaluate(&context)? {
+        let denies = self.denying.evaluate(&context)?;
+        let warns = match &self.warning {
+            Some(warning) => warning.evaluate(&context)?,
+            None => false,
+        };
+        if !denies && !warns {
             return Ok(Outcome::Allowed);
         }
         let mut values: HashMap<Key, cel::Value> = HashMap::new();
@@ -122,13 +127,9 @@ impl Compiled {
         if broken.is_empty() {
             return Ok(Outcome::Allowed);
         }
-        let exempt = match &self.exempt {
-            Some(program) => program.execute(&context) == Ok(cel::Value::Bool(true)),
-            None => false,
-        };
-        Ok(match exempt {
-            true => Outcome::Exempt(broken),
-            false => Outcome::Denied(broken),
+        Ok(match denies {
+            true => Outcome::Denied(broken),
+            false => Outcome::Exempt(broken),
         })
     }
 }
