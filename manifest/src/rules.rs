@@ -119,6 +119,19 @@ pub fn judged_rules(operations: &[&str]) -> [(ResourceRule, Option<&'static str>
     ]
 }
 
+/// Whether the webhook's rules send `operation` of a subresource of `resource` (`*`: of some
+/// resource): an UPDATE of one of the [`SUBRESOURCES`], a Binding's CREATE.
+pub fn sends_subresource(operation: &str, resource: &str, subresource: &str) -> bool {
+    judged_rules(&[]).iter().any(|(rule, _)| {
+        rule.operations.iter().any(|named| named == operation)
+            && rule.resources.iter().any(|named| {
+                named.split_once('/').is_some_and(|(named, sub)| {
+                    sub == subresource && (named == "*" || resource == "*" || named == resource)
+                })
+            })
+    })
+}
+
 /// The rules as the items of a YAML `rules:` list, each line indented by `indent` spaces:
 /// the [`judged_rules`] and the CREATEs of the audited kinds.
 pub fn rules_yaml(operations: &[&str], indent: usize) -> String {

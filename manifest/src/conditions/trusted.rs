@@ -252,9 +252,8 @@ pub(super) fn trusted_writers(settings: &Settings, judged: &[&str]) -> Vec<(&'st
 }
 
 /// The operations and resources a rule trusts that the other conditions and the policy's rules
-/// could send: `(operation, resource)`, without the operations not judged, CREATEs of a
-/// subresource, and subresources the webhook's rules do not name
-/// ([`crate::rules::SUBRESOURCES`]).
+/// could send: `(operation, resource)`, without the operations not judged, and writes of
+/// subresources the webhook's rules do not name ([`crate::rules::sends_subresource`]).
 fn grants(trust: &Trust<'_>, judged: &[&str]) -> Vec<Grant> {
     let mut grants = Vec::new();
     for operation in trust.operations {
@@ -266,11 +265,7 @@ fn grants(trust: &Trust<'_>, judged: &[&str]) -> Vec<Grant> {
             let sent = match control_plane::parts(resource) {
                 None | Some((_, _, "")) => true,
                 Some((_, name, subresource)) => {
-                    operation == "UPDATE"
-                        && crate::rules::SUBRESOURCES.iter().any(|(resources, named)| {
-                            *named == subresource
-                                && (*resources == "*" || name == "*" || *resources == name)
-                        })
+                    crate::rules::sends_subresource(&operation, name, subresource)
                 }
             };
             if sent {
