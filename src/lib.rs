@@ -86,6 +86,10 @@ pub use children::CONTROLLERS;
 /// The policy's version: the release that holds this module.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub use derivation::{ListLookup, Lookup, NoHost, Parents};
+pub use identity::{
+    Access, NAME_TEMPLATE, NAMESPACE_TEMPLATE, NODE_PREFIX, NODES_GROUP, SERVICE_ACCOUNT_PREFIX,
+    SERVICE_ACCOUNTS_GROUP,
+};
 pub use owner::{
     Claim, Format, HelmDriver, InvalidOwner, MarkName, OwnerLookup, OwnerMark, Place as MarkPlace,
 };

@@ -7,18 +7,19 @@
 //! **What it covers.** Every rule of a mark on the object and in each template (the templates of
 //! `src/template.rs`, read in a comprehension where a kind keeps them in a list), in
 //! `src/decision.rs`'s order: the binding rule, the transition table with the offer's part in
-//! it and linked marks', the new owner's value and scope, one owner across marks ([`entries`]);
-//! then the offer rule ([`handoff`]). Exempt requesters get the same validations from a
-//! second policy whose binding warns and audits instead of denying.
+//! it and linked marks', the new owner's value and scope, one owner across marks, the
+//! requester's identity ([`entries`], [`requester`]); then the offer rule ([`handoff`]). Exempt
+//! requesters get the same validations from a second policy whose binding warns and audits
+//! instead of denying.
 //!
 //! **What it refuses** ([`refusals`]): every setting that needs a read the API server cannot
-//! make, or the requester's identity (identities, `writes: Owner`, `stamp`, `clusterWriters`,
-//! `parentKinds`, `ownerLookup`), tracking ids (their split needs Kubernetes' string
-//! extensions). Each is named with why; the webhook covers
-//! them.
+//! make (`clusterWriters`, `parentKinds`, `ownerLookup`), and what is not generated yet
+//! (`writes: Owner` with identities, `stamp`, tracking ids). Each is named with why; the webhook
+//! covers them.
 //!
-//! Only portable CEL and `matches` (RE2; the tests' cel-rust reads the same syntax): no
-//! optional types, no string or list extensions.
+//! Portable CEL and `matches` (RE2; the tests' cel-rust reads the same syntax); with identities
+//! whose owner patterns name `${namespace}` or `${name}`, also `split` and `replace` of
+//! Kubernetes' strings extension. No optional types, no list extensions.
 
 mod claims;
 mod entries;
@@ -28,6 +29,7 @@ mod messages;
 mod offers;
 mod read;
 mod render;
+mod requester;
 mod trust;
 
 use single_owner_policy::{Format, Settings};
@@ -134,10 +136,11 @@ impl Vap {
 pub fn refusals(settings: &Settings) -> Vec<String> {
     let mut refused = Vec::new();
     let mut refuse = |field: &str, why: &str| refused.push(format!("{field}: {why}"));
-    if !settings.identities.is_empty() {
+    if settings.judges_writes() {
         refuse(
-            "identities",
-            "not generated yet: who acts for which owner is judged by the webhook only",
+            "writes",
+            "not generated yet: what a write of an owned object changes, and who may change it, \
+             is judged by the webhook only",
         );
     }
     if settings.stamp || settings.stamp_only {
@@ -149,8 +152,8 @@ pub fn refusals(settings: &Settings) -> Vec<String> {
     if !settings.cluster_writers.is_empty() {
         refuse(
             "clusterWriters",
-            "writers bound by name need identities, and follow their parents, which the API \
-             server cannot read (kubernetes/kubernetes#133631)",
+            "writers bound by name derive from their parents' marks, which the API server \
+             cannot read (kubernetes/kubernetes#133631)",
         );
     }
     if !settings.parent_kinds.is_empty() {
@@ -244,6 +247,7 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         ));
     }
     let mut variables = base_variables(settings);
+    variables.extend(requester::variables(settings));
     let mut validations = Vec::new();
     let marks = settings.owner_marks.as_slice();
     let around = Around {
@@ -333,7 +337,7 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         for (i, mark) in marks.iter().enumerate() {
             let name = format!("{prefix}Rule{i}");
             let fit = item.fit(i, &around);
-            let rule = bind(&item.rule(i, &around, &fit, &item.set(i, &fit)));
+            let rule = bind(&item.rule(i, &around, &fit, &item.set(i, &fit, &around)));
             let rule = format!(
                 "variables.{prefix}.filter(t, {} != null).map(t, [{stored}].map(os, {rule})[0])",
                 template("t"),

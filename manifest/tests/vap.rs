@@ -48,7 +48,7 @@ fn setups() -> Vec<(String, Settings, Value)> {
 }
 
 /// The shapes of marks and the settings of transitions, each in a setup of its own.
-const SHAPES: [(&str, &str); 6] = [
+const SHAPES: [(&str, &str); 7] = [
     ("defaults", "{}"),
     (
         "a kind pair, adoption and orphaning denied",
@@ -92,12 +92,59 @@ adoption: Deny
 orphaning: Deny",
     ),
     (
+        "identities of every access, with templates",
+        "ownerMarks:
+  - label: olm.operatorframework.io/owner-name
+    kindKey: olm.operatorframework.io/owner-kind
+    clusterKinds: [ClusterExtension]
+    namespacedKinds: [Extension]
+  - annotation: meta.helm.sh/release-name
+    namespaceKey: meta.helm.sh/release-namespace
+identities:
+  - owners: [\"ClusterExtension.*\"]
+    users: [\"system:serviceaccount:olm:*\"]
+  - owners: [\"ClusterExtension.${name}\", \"${namespace}/*\"]
+    users: [\"system:serviceaccount:*:*\"]
+  - owners: [\"Extension.${namespace}.*-*\", \"ClusterExtension.*_${name}_*\"]
+    groups: [\"system:serviceaccounts:*\"]
+  - owners: [ClusterExtension.a]
+    users: [alice]
+    access: Write
+  - owners: [\"*\"]
+    users: [root]
+    access: Restore
+  - owners: [\"team-a/*\", \"ClusterExtension.*a*\"]
+    groups: [admins, \"camel:*\"]
+exemptions: {users: [break-glass-admin]}",
+    ),
+    (
         "namespaced kinds only, adoption denied",
         "ownerMarks:
   - label: team
     namespacedKinds: [Tenant]
 adoption: Deny",
     ),
+];
+
+/// Requesters whose identities matter, with the groups the API server gives them: service
+/// accounts (vouched for, and one whose groups do not vouch), a person, a group.
+const REQUESTERS: [(&str, &[&str]); 7] = [
+    (
+        "system:serviceaccount:olm:controller",
+        &["system:serviceaccounts", "system:serviceaccounts:olm"],
+    ),
+    (
+        "system:serviceaccount:team-a:a",
+        &["system:serviceaccounts", "system:serviceaccounts:team-a"],
+    ),
+    (
+        "system:serviceaccount:shop:web.v2",
+        &["system:serviceaccounts", "system:serviceaccounts:shop"],
+    ),
+    ("system:serviceaccount:team-a:a", &["system:authenticated"]),
+    ("alice", &["system:authenticated"]),
+    ("root", &["system:authenticated"]),
+    ("bob", &["admins", "system:authenticated"]),
 ];
 
 /// What comparing a corpus found.
@@ -109,6 +156,8 @@ struct Compared {
     unreadable: usize,
     denied: usize,
     exempt: usize,
+    /// How often the module named each rule, denying or warning.
+    rules: std::collections::BTreeMap<String, usize>,
     disagreements: Vec<String>,
 }
 
@@ -127,6 +176,11 @@ impl Compared {
         self.requests += 1;
         self.denied += usize::from(matches!(module, Outcome::Denied(_)));
         self.exempt += usize::from(matches!(module, Outcome::Exempt(_)));
+        if let Outcome::Denied(broken) | Outcome::Exempt(broken) = &module {
+            for (_, _, rule) in broken {
+                *self.rules.entry(rule.clone()).or_default() += 1;
+            }
+        }
         match vap.outcome(request) {
             Ok(outcome) if outcome == module => {}
             Ok(outcome) => self.disagreements.push(format!(
@@ -161,6 +215,17 @@ fn the_policy_agrees_with_the_module_on_every_fixture_and_sample_() {
         for (path, request) in fixtures(&parsed) {
             let name = path.strip_prefix(root()).unwrap().display();
             compared.compare(&format!("{setup}, {name}"), &vap, &request, &json);
+            // And as sent by requesters the identities bind, or not, by name and by group.
+            for (user, groups) in REQUESTERS.iter().filter(|_| !parsed.identities.is_empty()) {
+                let mut request = request.clone();
+                request["userInfo"] = serde_json::json!({"username": user, "groups": groups});
+                compared.compare(
+                    &format!("{setup}, {name}, as {user}"),
+                    &vap,
+                    &request,
+                    &json,
+                );
+            }
             // And as sent by an exempt user: warned where it would be denied.
             if let Some(user) = exempt {
                 let mut request = request.clone();
@@ -173,6 +238,16 @@ fn the_policy_agrees_with_the_module_on_every_fixture_and_sample_() {
     // Not vacuous: denials and exempt warnings of every setup are among them.
     assert!(compared.denied > 100, "{compared:?}");
     assert!(compared.exempt > 10, "{compared:?}");
+    for rule in [
+        "owner change",
+        "adoption",
+        "orphaning",
+        "identity",
+        "offer",
+        "binding",
+    ] {
+        assert!(compared.rules.contains_key(rule), "{rule}: {compared:?}");
+    }
     eprintln!("fixtures: {compared:?}");
 }
 
@@ -207,7 +282,15 @@ fn the_policy_agrees_with_the_module_on_generated_requests_() {
     };
     let mut runner = TestRunner::new(config);
     let compared = std::cell::RefCell::new(Compared::default());
+    // The generated settings without what the generator refuses to follow (`writes: Owner`,
+    // `stamp`, `parentKinds`), so that their identities are judged.
     let fitting = requests::arb_settings()
+        .prop_map(|(_, mut json)| {
+            json["writes"] = Value::from("Any");
+            json["stamp"] = Value::from(false);
+            json.as_object_mut().unwrap().remove("parentKinds");
+            settings(&json.to_string())
+        })
         .prop_filter("settings the generator takes", |(parsed, _)| {
             single_owner_manifest::vap::refusals(parsed).is_empty()
         });
@@ -229,7 +312,138 @@ fn the_policy_agrees_with_the_module_on_generated_requests_() {
     let compared = compared.into_inner();
     compared.assert_agreed();
     assert!(compared.denied > 100, "{compared:?}");
+    assert!(compared.rules.contains_key("identity"), "{compared:?}");
     eprintln!("generated: {compared:?}");
+}
+
+#[test]
+fn the_policy_agrees_with_the_module_on_every_identity_and_act() {
+    support::vap::deep(the_policy_agrees_with_the_module_on_every_identity_and_act_);
+}
+
+/// Every act on an owner (create with it, adopt, remove, offer, withdraw, accept) by every
+/// requester of [`REQUESTERS`] and some whose groups vouch for nothing, on owners that each of
+/// the identities' patterns names or just misses, under the identities shape.
+fn the_policy_agrees_with_the_module_on_every_identity_and_act_() {
+    let (setup, parsed, json) = (setups().into_iter())
+        .find(|(name, ..)| name.starts_with("identities"))
+        .unwrap();
+    let vap = Compiled::of(&parsed);
+    let offer = parsed.offer_annotation.clone();
+    // (mark, companion value, value), as the shape's marks read them, and the offer's id.
+    let owners: Vec<(usize, &str, &str)> = vec![
+        (0, "ClusterExtension", "a"),
+        (0, "ClusterExtension", "controller"),
+        (0, "ClusterExtension", "web.v2"),
+        (0, "ClusterExtension", "x_web.v2_y"),
+        (0, "ClusterExtension", "x_webXv2_y"),
+        (0, "ClusterExtension", "x_a_y"),
+        (0, "Extension", "team-a.x-y"),
+        (0, "Extension", "team-a.xy"),
+        (1, "team-a", "web"),
+        (1, "shop", "web"),
+        (1, "olm", "web"),
+    ];
+    let keys = [
+        (
+            "labels",
+            "olm.operatorframework.io/owner-name",
+            "olm.operatorframework.io/owner-kind",
+        ),
+        (
+            "annotations",
+            "meta.helm.sh/release-name",
+            "meta.helm.sh/release-namespace",
+        ),
+    ];
+    let id = |&(mark, part, value): &(usize, &str, &str)| match mark {
+        0 => format!("{part}.{value}"),
+        _ => format!("{part}/{value}"),
+    };
+    let metadata = |owner: Option<&(usize, &str, &str)>, offered: Option<String>| {
+        let mut metadata = serde_json::json!({"name": "c", "namespace": "team-a",
+            "labels": {}, "annotations": {}});
+        if let Some(&(mark, part, value)) = owner {
+            let (place, key, companion) = keys[mark];
+            metadata[place][key] = Value::from(value);
+            metadata[place][companion] = Value::from(part);
+        }
+        if let Some(text) = offered {
+            metadata["annotations"][offer.as_str()] = Value::from(text);
+        }
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata})
+    };
+    let offer_of = |from: &(usize, &str, &str), to: &(usize, &str, &str)| {
+        let (key, receiver) = (keys[from.0].1, keys[to.0].1);
+        Some(format!("{key}: {} -> {receiver}: {}", id(from), id(to)))
+    };
+    let mut requesters: Vec<(&str, Vec<&str>)> = (REQUESTERS.iter())
+        .map(|(user, groups)| (*user, groups.to_vec()))
+        .collect();
+    requesters.push((
+        "system:serviceaccount:team-a:a",
+        vec!["system:serviceaccounts:team-b"],
+    ));
+    requesters.push((
+        "system:serviceaccount:team-a:a",
+        vec!["system:serviceaccounts", "system:serviceaccounts:team-b"],
+    ));
+    let mut compared = Compared::default();
+    for (user, groups) in &requesters {
+        for owner in &owners {
+            let other =
+                &owners[(owners.iter().position(|o| o == owner).unwrap() + 1) % owners.len()];
+            let acts = [
+                ("CREATE", None, metadata(Some(owner), None)),
+                (
+                    "UPDATE",
+                    Some(metadata(None, None)),
+                    metadata(Some(owner), None),
+                ),
+                (
+                    "UPDATE",
+                    Some(metadata(Some(owner), None)),
+                    metadata(None, None),
+                ),
+                (
+                    "UPDATE",
+                    Some(metadata(Some(owner), None)),
+                    metadata(Some(owner), offer_of(owner, other)),
+                ),
+                (
+                    "UPDATE",
+                    Some(metadata(Some(owner), offer_of(owner, other))),
+                    metadata(Some(owner), None),
+                ),
+                (
+                    "UPDATE",
+                    Some(metadata(Some(other), offer_of(other, owner))),
+                    metadata(Some(owner), None),
+                ),
+            ];
+            for (operation, old, new) in acts {
+                let request = serde_json::json!({
+                    "uid": "u", "operation": operation, "name": "c", "namespace": "team-a",
+                    "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                    "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                    "userInfo": {"username": user, "groups": groups},
+                    "object": new, "oldObject": old,
+                });
+                compared.compare(
+                    &format!("{setup}, as {user} {groups:?}"),
+                    &vap,
+                    &request,
+                    &json,
+                );
+            }
+        }
+    }
+    compared.assert_agreed();
+    assert!(
+        compared.rules.get("identity").is_some_and(|n| *n > 100),
+        "{compared:?}"
+    );
+    eprintln!("identities: {compared:?}");
 }
 
 #[test]
@@ -271,7 +485,7 @@ fn settings_that_need_the_webhook_are_refused_with_each_reason() {
             expected(
                 "flux",
                 &[
-                    "identities",
+                    "writes",
                     "clusterWriters",
                     "parentKinds",
                     "ownerMarks[0].ownerLookup",
@@ -282,12 +496,12 @@ fn settings_that_need_the_webhook_are_refused_with_each_reason() {
             expected("helm", &["ownerMarks[0].ownerLookup"]),
             expected(
                 "helm-accounts",
-                &["identities", "stamp", "clusterWriters", "parentKinds"]
+                &["writes", "stamp", "clusterWriters", "parentKinds"]
             ),
             expected(
                 "olm-v1",
                 &[
-                    "identities",
+                    "writes",
                     "clusterWriters",
                     "parentKinds",
                     "ownerMarks[0].ownerLookup"

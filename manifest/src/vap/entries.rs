@@ -1,15 +1,17 @@
 //! The rules of one owner mark on the object or in a template, as one CEL expression whose value
 //! is the rule the mark breaks, or `''`: `judge_mark` of `src/decision.rs` for settings without
-//! identities, lookups or linked marks — the binding rule, then the transition table
-//! (`transition::judge`, with the offer's part in it, `handoff::handoff`), the new owner's value
-//! and scope (`scope::fit`) and one owner across marks (`one_owner::rule`). Without identities
-//! the requester's rules and `writes: Owner` say nothing, so keeping, removing or releasing an
-//! owner breaks no rule but the transition's.
+//! lookups or `writes: Owner` — the binding rule, then the transition table
+//! (`transition::judge`, with the offer's part in it, `handoff::handoff`, and linked marks'),
+//! the new owner's value and scope (`scope::fit`), one owner across marks (`one_owner::rule`),
+//! and the requester's identity for setting and removing an owner ([`requester`]). Without
+//! `writes: Owner`, keeping an owner breaks no rule; no owner is found gone, so none is
+//! released.
 
 use single_owner_policy::{OwnerMark, Settings};
 
 use super::claims::{Claim, or, ternary};
 use super::offers::{receiver_is, to_other, to_same, word};
+use super::requester;
 use crate::conditions::quote;
 
 /// The claims of one group of entries — the object's marks, or one template's — as CEL.
@@ -46,10 +48,15 @@ impl Group<'_> {
     }
 
     /// What mark `i`'s new owner breaks when it is set, given its `fit`: that, else one owner
-    /// across marks, `''` for nothing.
-    pub fn set(&self, i: usize, fit: &str) -> String {
+    /// across marks, else the requester's identity, `''` for nothing.
+    pub fn set(&self, i: usize, fit: &str, around: &Around) -> String {
+        let id = self.new[i].id(&self.marks[i]);
+        let identity = match requester::may_set(around.settings, &id) {
+            Some(may) => format!("!({may}) ? 'identity' : ''"),
+            None => "''".to_owned(),
+        };
         format!(
-            "(({fit}) != '' ? ({fit}) : ({}) ? 'one owner' : '')",
+            "(({fit}) != '' ? ({fit}) : ({}) ? 'one owner' : {identity})",
             self.one_owner(i)
         )
     }
@@ -75,9 +82,15 @@ impl Group<'_> {
             ),
             false => set.to_owned(),
         };
-        let orphaning = match deny(&settings.orphaning) {
-            true => format!("({}) ? '' : 'orphaning'", or_linked(self.given(i, around))),
-            false => "''".to_owned(),
+        // Removed, unless another mark's owner takes it now: the owner's to remove.
+        let released = or_linked(self.given(i, around));
+        let orphaning = match (
+            deny(&settings.orphaning),
+            requester::acts_for(settings, &old.id(mark)),
+        ) {
+            (true, _) => format!("({released}) ? '' : 'orphaning'"),
+            (false, Some(acts)) => format!("({released}) || ({acts}) ? '' : 'identity'"),
+            (false, None) => "''".to_owned(),
         };
         let change = format!(
             "({}) ? {set} : ({fit}) != '' ? ({fit}) : 'owner change'",

@@ -6,11 +6,12 @@ use single_owner_policy::OwnerMark;
 use super::claims::{escape, or};
 use super::entries::{Around, Group};
 use super::offers::{SPACE, receiver_is, to_same, well_formed, word};
+use super::requester;
 use crate::conditions::quote;
 
-/// The offer rule (`handoff::rule`, whose withdrawal and offer checks of the requester say
-/// nothing without identities): `''`, or what is wrong with the offer, as CEL over the stored
-/// offer, the new one and the object's claims.
+/// The offer rule (`handoff::rule`): `''`, or what is wrong with the offer — a live offer
+/// withdrawn or changed by a requester not acting for its owner, or the new one made wrong — as
+/// CEL over the stored offer, the new one, the object's claims and the requester.
 pub(super) fn rule(object: &Group, around: &Around) -> String {
     let (old, new) = ("variables.oldOffer", "variables.newOffer");
     let marks = object.marks;
@@ -38,11 +39,42 @@ pub(super) fn rule(object: &Group, around: &Around) -> String {
         mark_moves(&format!("{new}[0]")),
     );
     let made = made(object, around, &format!("{new}[0]"));
+    // An offer withdrawn, unless its mark moves; changed (and made).
+    let (withdrawn, made) = match withdrawal(object, around) {
+        Some(live) => (
+            format!("({old_moves} ? '' : {live} ? {WITHDRAWN} : '')"),
+            format!("{live} ? {WITHDRAWN} : ({made})"),
+        ),
+        None => ("''".to_owned(), made),
+    };
     format!(
         "!variables.judged ? '' : {old} == {new} ? ({old_moves} ? 'an offer of a mark that \
-         moves must be consumed' : '') : size({new}) == 0 ? '' : ({old_moves} || {new_moves}) ? \
-         'an offer cannot be made or changed while a mark moves' : ({made})"
+         moves must be consumed' : '') : size({new}) == 0 ? {withdrawn} : ({old_moves} || \
+         {new_moves}) ? 'an offer cannot be made or changed while a mark moves' : ({made})"
     )
+}
+
+/// What a withdrawal or change of a live offer by a requester not acting for its owner breaks.
+const WITHDRAWN: &str = "'withdrawn or changed by a requester not acting for its owner'";
+
+/// CEL: the stored offer is live — its mark names the owner it was made under — and the
+/// requester does not act for that owner (`withdrawal`); `None` without identities.
+fn withdrawal(object: &Group, around: &Around) -> Option<String> {
+    let offer = "variables.oldOffer[0]";
+    let live = (object.marks.iter().enumerate()).map(|(i, mark)| {
+        let id = object.new[i].id(mark);
+        let head = quote(&format!("{}: ", mark.key));
+        let acts = requester::acts_for(around.settings, &id)?;
+        Some(format!(
+            "({offer}.startsWith({head} + {id} + ' -> ') && !({acts}))"
+        ))
+    });
+    let live = live.collect::<Option<Vec<String>>>()?;
+    Some(format!(
+        "({} && ({}))",
+        around.offer_well_formed,
+        or(live.into_iter())
+    ))
 }
 
 /// What is wrong with an offer made or changed (`offer_fault`), `''` if nothing.
@@ -78,9 +110,13 @@ fn made(object: &Group, around: &Around, text: &str) -> String {
         // The short form's receiver is under this mark.
         let short_fits = receiver_fits(mark, text, None, around);
         let itself = to_same(text, &mark.key, &id, &id);
+        let identity = match requester::acts_for(around.settings, &id) {
+            Some(acts) => format!("!({acts}) ? 'offer by a requester not acting for its owner' : "),
+            None => String::new(),
+        };
         chain.push_str(&format!(
             "{text}.startsWith({head}) ? (({}) ? 'offer of nothing' : \
-             !{text}.startsWith({head} + {id} + ' -> ') ? 'offer by another owner' : \
+             !{text}.startsWith({head} + {id} + ' -> ') ? 'offer by another owner' : {identity}\
              ({explicit} && !({names_a_mark})) ? 'names no mark' : {itself} ? 'offer to itself' : \
              ({explicit} ? ({explicit_fits}) : {short_fits}) ? '' : 'offer to an unfit owner') : ",
             new.none(),

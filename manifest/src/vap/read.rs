@@ -84,7 +84,7 @@ pub(super) fn read_once(
 ) -> (String, String) {
     push(variables, &format!("{name}Fit"), group.fit(i, around));
     let fit = format!("variables.{name}Fit");
-    push(variables, &format!("{name}Set"), group.set(i, &fit));
+    push(variables, &format!("{name}Set"), group.set(i, &fit, around));
     (fit, format!("variables.{name}Set"))
 }
 

@@ -186,8 +186,15 @@ pub fn nesting(expression: &str) -> usize {
 /// The variables the conditions see: `object`, `oldObject` (`null` where the request has no
 /// such object) and `request`.
 pub fn variables(request: &Value) -> Context<'static, 'static> {
+    variables_in(Context::default(), request)
+}
+
+/// The same variables, in `context`.
+pub fn variables_in(
+    mut context: Context<'static, 'static>,
+    request: &Value,
+) -> Context<'static, 'static> {
     let side = |name: &str| request.get(name).cloned().unwrap_or(Value::Null);
-    let mut context = Context::default();
     context.add_variable_from_value("object", convert(&side("object")));
     context.add_variable_from_value("oldObject", convert(&side("oldObject")));
     context.add_variable_from_value("request", convert(request));

@@ -14,14 +14,24 @@ use std::sync::Arc;
 use cel::objects::{Key, Map};
 use std::rc::Rc;
 
-use cel::Program;
+use cel::{Context, Env, Program};
 use serde_json::Value;
 use single_owner_manifest::ResourceRule;
 use single_owner_manifest::vap::{Rules, Vap};
 use single_owner_policy::policy::{Payload, Verdict};
 use single_owner_policy::{NoHost, Settings};
 
-use super::{Conditions, program, variables};
+use super::{Conditions, program, variables_in};
+
+thread_local! {
+    /// The functions the API server gives policies that the generated ones use beyond portable
+    /// CEL: Kubernetes' strings extension (`split`, `replace`).
+    static STRINGS: Arc<Env> = {
+        let mut env = Env::stdlib();
+        env.add_extension(cel::extensions::strings).expect("the strings extension");
+        Arc::new(env)
+    };
+}
 
 /// A rule broken: its mark as messages name it, the template (by its place, or the path of a
 /// list of them), and the rule's name.
@@ -75,7 +85,7 @@ impl Compiled {
     /// What the policy and its twin in the API server do with `request`: both hold the same
     /// variables and validations, and their match conditions decide which judges it.
     pub fn outcome(&self, request: &Value) -> Result<Outcome, String> {
-        let mut context = variables(request);
+        let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
         let denies = self.denying.evaluate(&context)?;
         let warns = match &self.warning {
             Some(warning) => warning.evaluate(&context)?,
