@@ -177,9 +177,10 @@ manifest:
 # WITHOUT_LOOKUPS=1 drops ownerLookup, which the API server cannot read.
 #   make vap SETTINGS=examples/app-id/settings.yaml [NAME=name] [MODE=monitor|protect] [WITHOUT_LOOKUPS=1]
 vap:
-	$(if $(SETTINGS),,$(error usage: make vap SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect] [WITHOUT_LOOKUPS=1]))
+	$(if $(SETTINGS),,$(error usage: make vap SETTINGS=path/to/settings.yaml [NAME=name] [MODE=monitor|protect] [WITHOUT_LOOKUPS=1] [SPLIT=1]))
 	@cargo run --quiet -p single-owner-manifest --bin kubectl-single_owner -- vap $(SETTINGS) \
-		$(if $(NAME),--name $(NAME)) --mode $(MODE) $(if $(WITHOUT_LOOKUPS),--without-lookups)
+		$(if $(NAME),--name $(NAME)) --mode $(MODE) $(if $(WITHOUT_LOOKUPS),--without-lookups) \
+		$(if $(SPLIT),--split)
 
 rbac:
 	$(if $(SETTINGS),,$(error usage: make rbac SETTINGS=path/to/settings.yaml [NAME=name]))
@@ -214,6 +215,8 @@ examples:
 		vap=$${settings%settings.yaml}vap.yaml; \
 		$(MAKE) -s vap SETTINGS=$$settings > $$vap 2>/dev/null \
 			|| $(MAKE) -s vap SETTINGS=$$settings WITHOUT_LOOKUPS=1 > $$vap 2>/dev/null \
+			|| $(MAKE) -s vap SETTINGS=$$settings SPLIT=1 > $$vap 2>/dev/null \
+			|| $(MAKE) -s vap SETTINGS=$$settings SPLIT=1 WITHOUT_LOOKUPS=1 > $$vap 2>/dev/null \
 			|| rm -f $$vap; \
 	done
 

@@ -47,7 +47,7 @@ pub fn read_settings(yaml: &str) -> Result<Settings, String> {
 
 /// The match conditions as the `matchConditions` field of a policy's `spec`, with the comment
 /// that introduces them, indented for `spec`.
-pub fn match_conditions_yaml(settings: &Settings) -> String {
+pub fn match_conditions_yaml(settings: &Settings, split: Option<MatchCondition>) -> String {
     let mut yaml = String::from(
         "  # Generated from the settings by `make manifest` (see docs/match-conditions.md): the\n  \
          # API server sends a request to policy-server only when the policy could deny, mutate or\n  \
@@ -55,7 +55,13 @@ pub fn match_conditions_yaml(settings: &Settings) -> String {
          # calls policy-server directly, without them.\n  \
          matchConditions:\n",
     );
-    for condition in match_conditions(settings) {
+    if split.is_some() {
+        yaml.push_str(
+            "  # for-the-webhook: the requests it judges beside the in-process policy (`make vap\n  \
+             # SPLIT=1`, docs/vap.md): those on which it may read another object.\n",
+        );
+    }
+    for condition in match_conditions(settings).into_iter().chain(split) {
         yaml.push_str(&format!("    - name: {}\n", condition.name));
         yaml.push_str("      expression: |-\n");
         for line in condition.expression.lines() {
@@ -110,14 +116,20 @@ impl std::str::FromStr for Mode {
 pub fn manifest(name: &str, mode: Mode, settings_yaml: &str) -> Result<String, String> {
     let settings = read_settings(settings_yaml)?;
     if !settings.stamp || settings.stamp_only {
-        return policy(name, mode, settings_yaml, Twin::Alone);
+        return policy(name, mode, settings_yaml, Twin::Alone, None);
     }
     let judging = twin_settings(settings_yaml, JUDGING)?;
     let stamping = twin_settings(settings_yaml, STAMPING)?;
     Ok(format!(
         "{}---\n{}",
-        policy(name, mode, &judging, Twin::Judging)?,
-        policy(&format!("{name}-stamp"), mode, &stamping, Twin::Stamping)?
+        policy(name, mode, &judging, Twin::Judging, None)?,
+        policy(
+            &format!("{name}-stamp"),
+            mode,
+            &stamping,
+            Twin::Stamping,
+            None
+        )?
     ))
 }
 
@@ -223,7 +235,29 @@ fn top_level_blocks(yaml: &str) -> Vec<(&str, String, String)> {
 }
 
 /// One ClusterAdmissionPolicy, playing `twin`.
-fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<String, String> {
+/// The webhook's policy beside the in-process one (`make vap SPLIT=1`): the policy
+/// `name`, judging only the requests `split` selects (CEL), which the in-process policy leaves
+/// out ([`vap::split`]).
+pub fn webhook_beside(
+    name: &str,
+    mode: Mode,
+    settings_yaml: &str,
+    split: &str,
+) -> Result<String, String> {
+    let condition = MatchCondition {
+        name: "for-the-webhook".to_owned(),
+        expression: split.to_owned(),
+    };
+    policy(name, mode, settings_yaml, Twin::Alone, Some(condition))
+}
+
+fn policy(
+    name: &str,
+    mode: Mode,
+    settings_yaml: &str,
+    twin: Twin,
+    split: Option<MatchCondition>,
+) -> Result<String, String> {
     if !single_owner_policy::dns::is_dns_label(name) {
         return Err(format!(
             "the policy name {name:?} is not a DNS label (lowercase letters, digits and '-', at \
@@ -272,7 +306,7 @@ fn policy(name: &str, mode: Mode, settings_yaml: &str, twin: Twin) -> Result<Str
     }
     yaml.push_str("  rules:\n");
     yaml.push_str(&rules_yaml(settings.judged_operations(), 4));
-    yaml.push_str(&match_conditions_yaml(&settings));
+    yaml.push_str(&match_conditions_yaml(&settings, split));
     yaml.push_str("  settings:");
     yaml.push_str(&settings_block(settings_yaml)?);
     Ok(yaml)

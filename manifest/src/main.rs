@@ -5,7 +5,7 @@
 //! ```console
 //! kubectl-single_owner manifest SETTINGS.yaml [--name NAME] [--mode monitor|protect]
 //! kubectl-single_owner rbac SETTINGS.yaml [--name NAME]
-//! kubectl-single_owner vap SETTINGS.yaml [--name NAME] [--mode monitor|protect] [--without-lookups]
+//! kubectl-single_owner vap SETTINGS.yaml [--name NAME] [--mode monitor|protect] [--without-lookups] [--split]
 //! kubectl get <kinds> -A -o json | kubectl-single_owner inventory --settings SETTINGS.yaml [-o json]
 //! ```
 //!
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use single_owner_manifest::vap::Lookups;
+use single_owner_manifest::vap::{Lookups, Split};
 use single_owner_manifest::{Mode, inventory};
 use single_owner_policy::dns::is_dns_label;
 
@@ -60,6 +60,11 @@ enum Command {
         /// until an exempt requester moves it.
         #[arg(long)]
         without_lookups: bool,
+        /// Leave to Kubewarden the requests on which the module may read another object
+        /// (`writes: Owner`, `parentKinds`, `clusterWriters`): prints its policy too, with a
+        /// match condition that selects them.
+        #[arg(long)]
+        split: bool,
     },
     /// Prints what policy-server's service account needs to read what the policy reads: a
     /// ClusterRole and its binding.
@@ -132,6 +137,7 @@ fn run(command: Command) -> Result<String, String> {
             name,
             mode,
             without_lookups,
+            split,
         } => {
             let text = read_file(&settings)?;
             let name = name.unwrap_or_else(|| default_name(&settings));
@@ -139,7 +145,11 @@ fn run(command: Command) -> Result<String, String> {
                 true => Lookups::Drop,
                 false => Lookups::Refuse,
             };
-            single_owner_manifest::vap::manifest(&name, mode, &text, lookups)
+            let split = match split {
+                true => Split::WithWebhook,
+                false => Split::Alone,
+            };
+            single_owner_manifest::vap::manifest(&name, mode, &text, lookups, split)
                 .map_err(|why| in_file(&settings, why))
         }
         Command::Rbac { settings, name } => {

@@ -23,6 +23,7 @@
 
 mod claims;
 mod entries;
+mod file;
 mod handoff;
 mod layout;
 mod messages;
@@ -30,7 +31,9 @@ mod offers;
 mod read;
 mod render;
 mod requester;
+pub mod split;
 mod trust;
+mod writes;
 
 use single_owner_policy::{Format, Settings};
 
@@ -43,6 +46,7 @@ use read::{
     path_or_null, push, read_once,
 };
 
+pub use file::{Lookups, manifest};
 use render::exempt_condition;
 pub use render::yaml;
 
@@ -105,15 +109,29 @@ pub struct Vap {
     pub validations: Vec<Validation>,
     /// CEL: the requester is exempt (`exemptions`); `None` when nobody is.
     pub exempt: Option<String>,
+    /// CEL: the request is the webhook's, deployed beside the policy ([`split`]); `None` when
+    /// the policy judges every request.
+    pub webhook: Option<String>,
 }
 
 impl Vap {
     /// The match conditions of the policy bound to deny: the exempt requesters left out.
     pub fn denying_conditions(&self) -> Vec<MatchCondition> {
-        let mut conditions = self.match_conditions.clone();
+        let mut conditions = self.conditions();
         conditions.extend(self.exempt.as_ref().map(|exempt| MatchCondition {
             name: "not-an-exempt-requester".to_owned(),
             expression: format!("!({exempt})"),
+        }));
+        conditions
+    }
+
+    /// The webhook's match conditions, and with the split, the requests it leaves to the
+    /// policy.
+    fn conditions(&self) -> Vec<MatchCondition> {
+        let mut conditions = self.match_conditions.clone();
+        conditions.extend(self.webhook.as_ref().map(|webhook| MatchCondition {
+            name: "not-for-the-webhook".to_owned(),
+            expression: format!("!({webhook})"),
         }));
         conditions
     }
@@ -122,7 +140,7 @@ impl Vap {
     /// requesters alone; `None` without exemptions.
     pub fn warning_conditions(&self) -> Option<Vec<MatchCondition>> {
         let exempt = self.exempt.as_ref()?;
-        let mut conditions = self.match_conditions.clone();
+        let mut conditions = self.conditions();
         conditions.push(MatchCondition {
             name: "an-exempt-requester".to_owned(),
             expression: exempt.clone(),
@@ -132,15 +150,18 @@ impl Vap {
 }
 
 /// What the settings ask that the policy in the API server cannot do, each with why; empty
-/// when the whole policy fits.
-pub fn refusals(settings: &Settings) -> Vec<String> {
+/// when the whole policy fits. With the webhook beside it ([`Split::WithWebhook`]), what reads
+/// other objects is the webhook's.
+pub fn refusals(settings: &Settings, split: Split) -> Vec<String> {
     let mut refused = Vec::new();
     let mut refuse = |field: &str, why: &str| refused.push(format!("{field}: {why}"));
-    if settings.judges_writes() {
+    let alone = split == Split::Alone;
+    if alone && settings.judges_writes() {
         refuse(
             "writes",
-            "not generated yet: what a write of an owned object changes, and who may change it, \
-             is judged by the webhook only",
+            "a write of an unmarked child, an HPA or a scale is judged by reading the object it \
+             reaches, which the API server cannot (kubernetes/kubernetes#133631); generate \
+             --split to leave those writes to the webhook",
         );
     }
     if settings.stamp || settings.stamp_only {
@@ -149,18 +170,20 @@ pub fn refusals(settings: &Settings) -> Vec<String> {
             "not generated yet: stamping needs a MutatingAdmissionPolicy",
         );
     }
-    if !settings.cluster_writers.is_empty() {
+    if alone && !settings.cluster_writers.is_empty() {
         refuse(
             "clusterWriters",
             "writers bound by name derive from their parents' marks, which the API server \
-             cannot read (kubernetes/kubernetes#133631)",
+             cannot read (kubernetes/kubernetes#133631); generate --split to leave the writes \
+             of derived objects to the webhook",
         );
     }
-    if !settings.parent_kinds.is_empty() {
+    if alone && !settings.parent_kinds.is_empty() {
         refuse(
             "parentKinds",
             "a child inherits from its controller, which the API server cannot read \
-             (kubernetes/kubernetes#133631)",
+             (kubernetes/kubernetes#133631); generate --split to leave the writes of children \
+             to the webhook",
         );
     }
     if let Err(why) = trust::condition(settings) {
@@ -188,58 +211,19 @@ pub fn refusals(settings: &Settings) -> Vec<String> {
     refused
 }
 
-/// The ValidatingAdmissionPolicy `name` and its binding, in `mode`, for the settings file whose
-/// text is `settings_yaml` (with exemptions, their twin too), or every reason it cannot be
-/// generated.
-pub fn manifest(
-    name: &str,
-    mode: crate::Mode,
-    settings_yaml: &str,
-    lookups: Lookups,
-) -> Result<String, String> {
-    let mut settings = crate::read_settings(settings_yaml)?;
-    let mut header = HEADER.to_owned();
-    if lookups == Lookups::Drop
-        && settings
-            .owner_marks
-            .iter()
-            .any(|m| m.owner_lookup.is_some())
-    {
-        for mark in &mut settings.owner_marks {
-            mark.owner_lookup = None;
-        }
-        header.push_str(WITHOUT_LOOKUPS);
-    }
-    let vap = vap(&settings)?;
-    Ok(format!("{header}{}", yaml(name, mode, &settings, &vap)))
-}
-
-/// What to do with `ownerLookup`, which the API server cannot make.
+/// Whether the policy judges every request, or shares them with the webhook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookups {
-    /// Refuse the settings: the webhook finds leftovers, the policy cannot.
-    Refuse,
-    /// Generate the policy without them: no owner counts as gone, so a leftover stays its
-    /// owner's until an exempt requester (or the webhook form) moves it.
-    Drop,
+pub enum Split {
+    /// The policy alone: settings that read other objects are refused.
+    Alone,
+    /// The policy and the webhook, deployed together: the requests on which the module might
+    /// read another object are the webhook's ([`split`]).
+    WithWebhook,
 }
-
-/// What every generated policy says first.
-const HEADER: &str = "\
-# Generated from the settings by `kubectl-single_owner vap` (make vap); see docs/vap.md. The API
-# server evaluates it in-process: no webhook, no policy-server. It says what the module says, for
-# settings that need nothing but the request.
-";
-
-/// What a policy generated without the owner lookups says first.
-const WITHOUT_LOOKUPS: &str = "\
-# Generated without the settings' ownerLookup (--without-lookups): no owner counts as gone, so an
-# object left by an uninstalled owner stays that owner's until an exempt requester moves it.
-";
 
 /// The policy for a setup, or every reason it cannot be generated.
-pub fn vap(settings: &Settings) -> Result<Vap, String> {
-    let refused = refusals(settings);
+pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
+    let refused = refusals(settings, split);
     if !refused.is_empty() {
         return Err(format!(
             "these settings need the webhook (make manifest):\n  {}",
@@ -248,6 +232,7 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
     }
     let mut variables = base_variables(settings);
     variables.extend(requester::variables(settings));
+    variables.extend(writes::variables(settings));
     let mut validations = Vec::new();
     let marks = settings.owner_marks.as_slice();
     let around = Around {
@@ -267,6 +252,9 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         "object",
         "oldObject != null",
     );
+    if settings.judges_writes() {
+        push(&mut variables, "objectKept", object.kept());
+    }
     for (i, mark) in marks.iter().enumerate() {
         let name = format!("object{i}");
         let (fit, set) = read_once(&mut variables, &name, &object, i, &around);
@@ -295,8 +283,13 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         for (i, mark) in marks.iter().enumerate() {
             let name = format!("{prefix}Rule{i}");
             let (fit, set) = read_once(&mut variables, &name, &template, i, &around);
+            // A DELETE judges the stored template's claims (`writes: Owner`).
+            let absent = match settings.judges_writes() {
+                true => format!("{new} == null && request.operation != 'DELETE'"),
+                false => format!("{new} == null"),
+            };
             let rule = format!(
-                "{new} == null ? '' : ({})",
+                "{absent} ? '' : ({})",
                 template.rule(i, &around, &fit, &set)
             );
             push(&mut variables, &name, rule);
@@ -342,6 +335,15 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
                 "variables.{prefix}.filter(t, {} != null).map(t, [{stored}].map(os, {rule})[0])",
                 template("t"),
             );
+            // A DELETE judges each stored template's claims.
+            let rule = match deleted(&template("t"), i, &around) {
+                Some(deleted) => format!(
+                    "request.operation == 'DELETE' ? variables.{prefix}Stored.filter(t, {} != \
+                     null).map(t, {deleted}) : {rule}",
+                    template("t")
+                ),
+                None => rule,
+            };
             push(&mut variables, &name, rule);
             validations.push(each_validation(mark, &place, &name));
         }
@@ -384,7 +386,18 @@ pub fn vap(settings: &Settings) -> Result<Vap, String> {
         variables,
         validations,
         exempt: exempt_condition(settings),
+        webhook: match split {
+            Split::Alone => None,
+            Split::WithWebhook => split::condition(settings),
+        },
     })
+}
+
+/// CEL: what a DELETE breaks in mark `i` of the stored template `template` of a list item,
+/// judged on its own (`judged_on_the_object` holds no DELETE); `None` unless writes are judged.
+fn deleted(template: &str, i: usize, around: &Around) -> Option<String> {
+    let (item, bind) = group_inline(around.settings, template, "null", "true");
+    Some(bind(&item.deleted(i, around.settings)?))
 }
 
 /// The longest expression cel-go parses, in code points.

@@ -17,6 +17,7 @@ use std::fs;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use serde_json::Value;
+use single_owner_manifest::vap::Split;
 use single_owner_policy::Settings;
 use support::vap::{Compiled, Outcome, module_outcome};
 use support::{examples, fixtures, root, settings, traffic};
@@ -36,14 +37,23 @@ fn setups() -> Vec<(String, Settings, Value)> {
             let (parsed, json) = settings(&json.to_string());
             (example, parsed, json)
         })
-        .filter(|(_, parsed, _)| single_owner_manifest::vap::refusals(parsed).is_empty())
+        .filter(|(_, parsed, _)| {
+            single_owner_manifest::vap::refusals(parsed, Split::WithWebhook).is_empty()
+        })
         .collect();
     let names: Vec<&str> = setups.iter().map(|(name, ..)| name.as_str()).collect();
-    assert_eq!(names, ["app-id", "helm"]);
+    assert_eq!(names, ["app-id", "camel-k", "flux", "helm", "olm-v1"]);
     for (name, yaml) in SHAPES {
         let (parsed, json) = settings(yaml);
         setups.push((name.to_owned(), parsed, json));
     }
+    // The identities again, under `writes: Owner`, one with grants (the webhook's).
+    let (_, identities) = (SHAPES.iter())
+        .find(|(name, _)| name.starts_with("identities"))
+        .unwrap();
+    let granted = identities.replace("exemptions:", &format!("{GRANT}exemptions:"));
+    let (parsed, json) = settings(&format!("{granted}\nwrites: Owner"));
+    setups.push((WRITES_SETUP.to_owned(), parsed, json));
     setups
 }
 
@@ -147,6 +157,15 @@ const REQUESTERS: [(&str, &[&str]); 7] = [
     ("bob", &["admins", "system:authenticated"]),
 ];
 
+/// An identity with grants, which the split leaves to the webhook.
+const GRANT: &str = "  - owners: [\"*\"]
+    users: [keda]
+    changes: [replicas]
+";
+
+/// The setup of the identities under `writes: Owner`.
+const WRITES_SETUP: &str = "identities under writes: Owner";
+
 /// What comparing a corpus found.
 #[derive(Debug, Default)]
 struct Compared {
@@ -154,6 +173,9 @@ struct Compared {
     /// Requests neither the webhook's rules nor the policy's constraints match.
     outside_rules: usize,
     unreadable: usize,
+    /// Requests the split leaves to the webhook, and those its own conditions send it.
+    webhook: usize,
+    webhook_calls: usize,
     denied: usize,
     exempt: usize,
     /// How often the module named each rule, denying or warning.
@@ -173,6 +195,20 @@ impl Compared {
             self.unreadable += 1;
             return;
         }
+        let outcome = vap.outcome(request);
+        if let Ok(Outcome::Webhook(called)) = outcome {
+            self.webhook += 1;
+            self.webhook_calls += usize::from(called);
+            return;
+        }
+        // What the split leaves to the policy, the module judges without reading anything.
+        if support::lookups(request, json) > 0 {
+            self.disagreements.push(format!(
+                "{what}: the module reads another object on a request the policy judges\n  \
+                 settings: {json}\n  request: {request}"
+            ));
+            return;
+        }
         self.requests += 1;
         self.denied += usize::from(matches!(module, Outcome::Denied(_)));
         self.exempt += usize::from(matches!(module, Outcome::Exempt(_)));
@@ -181,7 +217,7 @@ impl Compared {
                 *self.rules.entry(rule.clone()).or_default() += 1;
             }
         }
-        match vap.outcome(request) {
+        match outcome {
             Ok(outcome) if outcome == module => {}
             Ok(outcome) => self.disagreements.push(format!(
                 "{what}:\n  module: {module:?}\n  VAP:    {outcome:?}\n  settings: {json}\n  \
@@ -260,9 +296,15 @@ fn the_policy_agrees_with_the_module_on_the_traffic_mix_() {
     let mut compared = Compared::default();
     for (setup, parsed, json) in setups() {
         let vap = Compiled::of(&parsed);
+        let before = (compared.requests, compared.webhook, compared.webhook_calls);
         for (index, request) in traffic::mix(&parsed, 20).iter().enumerate() {
             compared.compare(&format!("{setup}, #{index}"), &vap, &request.request, &json);
         }
+        // The split's share of the cluster's traffic (docs/vap.md).
+        let webhook = compared.webhook - before.1;
+        let requests = compared.requests - before.0 + webhook;
+        let calls = compared.webhook_calls - before.2;
+        eprintln!("traffic, {setup}: {webhook} of {requests} the webhook's, {calls} sent to it");
     }
     compared.assert_agreed();
     eprintln!("traffic: {compared:?}");
@@ -282,17 +324,15 @@ fn the_policy_agrees_with_the_module_on_generated_requests_() {
     };
     let mut runner = TestRunner::new(config);
     let compared = std::cell::RefCell::new(Compared::default());
-    // The generated settings without what the generator refuses to follow (`writes: Owner`,
-    // `stamp`, `parentKinds`), so that their identities are judged.
+    // The generated settings without `stamp`, which the generator refuses, so that the rest is
+    // judged.
     let fitting = requests::arb_settings()
         .prop_map(|(_, mut json)| {
-            json["writes"] = Value::from("Any");
             json["stamp"] = Value::from(false);
-            json.as_object_mut().unwrap().remove("parentKinds");
             settings(&json.to_string())
         })
         .prop_filter("settings the generator takes", |(parsed, _)| {
-            single_owner_manifest::vap::refusals(parsed).is_empty()
+            single_owner_manifest::vap::refusals(parsed, Split::WithWebhook).is_empty()
         });
     runner
         .run(
@@ -447,13 +487,255 @@ fn the_policy_agrees_with_the_module_on_every_identity_and_act_() {
 }
 
 #[test]
+fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object() {
+    support::vap::deep(the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_);
+}
+
+/// Under `writes: Owner`, every kind of UPDATE and DELETE `writes::rule` tells apart — one that
+/// changes the object, nothing, only the fields the API server maintains, adds or removes
+/// finalizers (the propagation ones too), one that finishes a deletion under way or not (its
+/// grace period shortened, its propagation changed) — of objects each identity's owner owns or
+/// not, by every requester (one with grants, and one writing a workload's child: the
+/// webhook's).
+fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_() {
+    let (setup, parsed, json) = (setups().into_iter())
+        .find(|(name, ..)| name == WRITES_SETUP)
+        .unwrap();
+    let vap = Compiled::of(&parsed);
+    let owners = [
+        ("ClusterExtension", "a"),
+        ("ClusterExtension", "controller"),
+        ("Extension", "team-a.x-y"),
+        ("Extension", "team-b.x-y"),
+    ];
+    let base = Shape {
+        finalizers: &["example.com/cleanup"],
+        data: "v",
+        ..Shape::default()
+    };
+    let terminating = Shape {
+        terminating: true,
+        ..base
+    };
+    let with = |shape: Shape, finalizers: &'static [&'static str]| Shape {
+        finalizers,
+        ..shape
+    };
+    let updates: Vec<(&str, Shape, Shape)> = vec![
+        ("data", base, Shape { data: "w", ..base }),
+        ("nothing", base, base),
+        (
+            "maintained",
+            base,
+            Shape {
+                maintained: true,
+                ..base
+            },
+        ),
+        ("a label", base, Shape { tier: "db", ..base }),
+        (
+            "owner references",
+            base,
+            Shape {
+                referenced: Some("Secret"),
+                ..base
+            },
+        ),
+        (
+            "adds a finalizer",
+            base,
+            with(base, &["example.com/cleanup", "x.io/y"]),
+        ),
+        (
+            "adds orphan",
+            base,
+            with(base, &["example.com/cleanup", "orphan"]),
+        ),
+        (
+            "adds foreground",
+            base,
+            with(base, &["foregroundDeletion", "example.com/cleanup"]),
+        ),
+        ("removes a finalizer", base, with(base, &[])),
+        (
+            "reorders",
+            with(base, &["a.io/a", "b.io/b"]),
+            with(base, &["b.io/b", "a.io/a"]),
+        ),
+        (
+            "terminating, removes a finalizer",
+            terminating,
+            with(terminating, &[]),
+        ),
+        (
+            "terminating, status",
+            terminating,
+            Shape {
+                status: true,
+                ..terminating
+            },
+        ),
+        (
+            "terminating, data",
+            terminating,
+            Shape {
+                data: "w",
+                ..terminating
+            },
+        ),
+        (
+            "terminating, removes orphan",
+            with(terminating, &["orphan"]),
+            with(terminating, &[]),
+        ),
+    ];
+    let deletes: Vec<(&str, Shape, Value)> = vec![
+        ("a DELETE", base, Value::Null),
+        ("a terminating object's", terminating, Value::Null),
+        (
+            "shorter grace",
+            terminating,
+            serde_json::json!({"gracePeriodSeconds": 0}),
+        ),
+        (
+            "longer grace",
+            terminating,
+            serde_json::json!({"gracePeriodSeconds": 60}),
+        ),
+        (
+            "orphaning",
+            terminating,
+            serde_json::json!({"propagationPolicy": "Orphan"}),
+        ),
+        (
+            "background",
+            terminating,
+            serde_json::json!({"propagationPolicy": "Background"}),
+        ),
+        (
+            "foreground",
+            with(terminating, &["foregroundDeletion"]),
+            serde_json::json!({"propagationPolicy": "Foreground"}),
+        ),
+        (
+            "orphaning again",
+            with(terminating, &["orphan"]),
+            serde_json::json!({"orphanDependents": true}),
+        ),
+        (
+            "unknown propagation",
+            terminating,
+            serde_json::json!({"propagationPolicy": "Sideways"}),
+        ),
+        (
+            "a child's",
+            Shape {
+                referenced: Some("ReplicaSet"),
+                ..base
+            },
+            Value::Null,
+        ),
+    ];
+    let mut requesters: Vec<(&str, Vec<&str>)> = (REQUESTERS.iter())
+        .map(|(user, groups)| (*user, groups.to_vec()))
+        .collect();
+    requesters.push(("keda", vec!["system:authenticated"]));
+    let mut compared = Compared::default();
+    for (user, groups) in &requesters {
+        let request = |operation: &str, old: Value, new: Value, options: Value| {
+            serde_json::json!({
+                "uid": "u", "operation": operation, "name": "c", "namespace": "team-a",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "userInfo": {"username": user, "groups": groups},
+                "object": new, "oldObject": old, "options": options,
+            })
+        };
+        for owner in owners {
+            for (what, old, new) in &updates {
+                let request = request("UPDATE", old.object(owner), new.object(owner), Value::Null);
+                compared.compare(
+                    &format!("{setup}, {what}, as {user}"),
+                    &vap,
+                    &request,
+                    &json,
+                );
+            }
+            for (what, old, options) in &deletes {
+                let request = request("DELETE", old.object(owner), Value::Null, options.clone());
+                compared.compare(
+                    &format!("{setup}, {what}, as {user}"),
+                    &vap,
+                    &request,
+                    &json,
+                );
+            }
+        }
+    }
+    compared.assert_agreed();
+    assert!(
+        compared.rules.get("owner writes").is_some_and(|n| *n > 100),
+        "{compared:?}"
+    );
+    assert!(compared.webhook > 10, "{compared:?}");
+    eprintln!("writes: {compared:?}");
+}
+
+/// A ConfigMap as a write of it leaves it, and its owner.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shape {
+    finalizers: &'static [&'static str],
+    data: &'static str,
+    tier: &'static str,
+    terminating: bool,
+    /// `status` written.
+    status: bool,
+    /// The fields the API server maintains changed.
+    maintained: bool,
+    /// The kind of a controller it references.
+    referenced: Option<&'static str>,
+}
+
+impl Shape {
+    fn object(&self, (kind, name): (&str, &str)) -> Value {
+        let mut object = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "team-a", "resourceVersion": "1",
+                "labels": {"olm.operatorframework.io/owner-name": name,
+                           "olm.operatorframework.io/owner-kind": kind,
+                           "tier": if self.tier.is_empty() { "web" } else { self.tier }},
+                "finalizers": self.finalizers},
+            "data": {"k": self.data}});
+        let metadata = &mut object["metadata"];
+        if self.terminating {
+            metadata["deletionTimestamp"] = Value::from("2026-12-01T10:00:00Z");
+            metadata["deletionGracePeriodSeconds"] = Value::from(30);
+        }
+        if self.maintained {
+            metadata["resourceVersion"] = Value::from("2");
+            metadata["generation"] = Value::from(2);
+        }
+        if let Some(kind) = self.referenced {
+            metadata["ownerReferences"] = serde_json::json!([{"apiVersion": "apps/v1",
+                "kind": kind, "name": "r", "uid": "u", "controller": true}]);
+        }
+        if self.status {
+            object["status"] = serde_json::json!({"phase": "x"});
+        }
+        object
+    }
+}
+
+#[test]
 fn settings_that_need_the_webhook_are_refused_with_each_reason() {
     let refused: Vec<(String, Vec<String>)> = examples()
         .into_iter()
         .map(|example| {
             let path = root().join("examples").join(&example).join("settings.yaml");
             let (parsed, _) = settings(&fs::read_to_string(path).unwrap());
-            (example, single_owner_manifest::vap::refusals(&parsed))
+            (
+                example,
+                single_owner_manifest::vap::refusals(&parsed, Split::Alone),
+            )
         })
         .filter(|(_, refusals)| !refusals.is_empty())
         .map(|(example, refusals)| {
@@ -576,7 +858,7 @@ fn pairing(expression: &str) -> Option<&str> {
 fn the_policy_stays_within_kubernetes_limits() {
     const ITEMS: usize = 32;
     for (setup, parsed, _) in setups() {
-        let vap = single_owner_manifest::vap::vap(&parsed).unwrap();
+        let vap = single_owner_manifest::vap::vap(&parsed, Split::WithWebhook).unwrap();
         assert!(vap.match_conditions.len() < 64, "{setup}");
         let expressions = (vap.match_conditions.iter())
             .map(|c| (c.name.as_str(), c.expression.as_str()))

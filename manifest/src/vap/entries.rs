@@ -11,7 +11,7 @@ use single_owner_policy::{OwnerMark, Settings};
 
 use super::claims::{Claim, or, ternary};
 use super::offers::{receiver_is, to_other, to_same, word};
-use super::requester;
+use super::{requester, writes};
 use crate::conditions::quote;
 
 /// The claims of one group of entries — the object's marks, or one template's — as CEL.
@@ -24,6 +24,9 @@ pub(super) struct Group<'s> {
     pub new: Vec<Claim>,
     /// CEL: whether the stored side has the group (`oldObject` on an UPDATE, the template in it).
     pub old_present: String,
+    /// Whether the group is a template's: under `writes: Owner` its kept claim is judged on
+    /// the object when the object keeps the same owner, and on a DELETE on its own.
+    pub template: bool,
 }
 
 /// What the rules read beside the claims, as CEL.
@@ -96,15 +99,53 @@ impl Group<'_> {
             "({}) ? {set} : ({fit}) != '' ? ({fit}) : 'owner change'",
             or_linked(self.handed(i, around))
         );
+        // Kept: under `writes: Owner`, written by whoever writes for the owner.
+        let keep = match writes::rule(settings, &new.valid(mark), &new.id(mark)) {
+            Some(rule) if self.template => {
+                format!("{} in variables.objectKept ? '' : ({rule})", new.id(mark))
+            }
+            Some(rule) => rule,
+            None => "''".to_owned(),
+        };
+        let kept = match keep.as_str() {
+            "''" => format!("(({stored_none}) && ({new_none})) || ({same}) ? ''"),
+            keep => format!("(({stored_none}) && ({new_none})) ? '' : ({same}) ? ({keep})"),
+        };
         let update = format!(
-            "(({stored_none}) && ({new_none})) || ({same}) ? '' : \
-             ({stored_none}) ? ({adoption}) : ({new_none}) ? ({orphaning}) : ({change})"
+            "{kept} : ({stored_none}) ? ({adoption}) : ({new_none}) ? ({orphaning}) : ({change})"
         );
         let created = ternary(&new_none, "''", set);
+        let deleted = match self.deleted(i, settings) {
+            Some(rule) => format!("request.operation == 'DELETE' ? ({rule}) : "),
+            None => String::new(),
+        };
         format!(
-            "({} && !({new_none})) ? 'binding' : !({}) ? ({created}) : ({update})",
+            "{deleted}({} && !({new_none})) ? 'binding' : !({}) ? ({created}) : ({update})",
             around.binding, self.old_present
         )
+    }
+
+    /// What a DELETE breaks in mark `i`: what deleting its stored owner's object does under
+    /// `writes: Owner`; `None` unless the settings judge writes.
+    pub fn deleted(&self, i: usize, settings: &Settings) -> Option<String> {
+        let (mark, old) = (&self.marks[i], &self.old[i]);
+        writes::rule(settings, &old.valid(mark), &old.id(mark))
+    }
+
+    /// CEL: the owner ids the group's marks keep, each once a mark (`judged_on_the_object`):
+    /// an UPDATE's claims that stay, naming someone.
+    pub fn kept(&self) -> String {
+        let kept = (self.marks.iter().enumerate()).map(|(i, mark)| {
+            let (old, new) = (&self.old[i], &self.new[i]);
+            format!(
+                "(({}) && ({}) && !({}) ? [{}] : [])",
+                self.old_present,
+                old.same(new),
+                new.none(),
+                new.id(mark)
+            )
+        });
+        kept.collect::<Vec<_>>().join(" + ")
     }
 
     /// Another mark of the group, not linked to this one, owns the object already: it keeps

@@ -51,13 +51,19 @@ pub(super) fn base_variables(settings: &Settings) -> Vec<Variable> {
         ),
         (
             // `Sides::of`: CREATE and UPDATE of the object, a Binding's CREATE, an UPDATE
-            // through a subresource whose body is the object (a `Scale` carries no mark).
+            // through a subresource whose body is the object (a `Scale` carries no mark); a
+            // DELETE under `writes: Owner`.
             "judged",
-            "(request.operation == 'CREATE' && (variables.subresource == '' || \
-             variables.binding)) || (request.operation == 'UPDATE' && \
-             (variables.subresource == '' || !(request.kind.group == 'autoscaling' && \
-             request.kind.kind == 'Scale')))"
-                .to_owned(),
+            format!(
+                "(request.operation == 'CREATE' && (variables.subresource == '' || \
+                 variables.binding)) || (request.operation == 'UPDATE' && \
+                 (variables.subresource == '' || !(request.kind.group == 'autoscaling' && \
+                 request.kind.kind == 'Scale'))){}",
+                match settings.judges_writes() {
+                    true => " || request.operation == 'DELETE'",
+                    false => "",
+                }
+            ),
         ),
         ("oldOffer", offer_of("oldObject")),
         ("newOffer", offer_of("object")),
@@ -154,6 +160,7 @@ pub(super) fn group<'s>(
         old,
         new,
         old_present: old_present.to_owned(),
+        template: prefix != "object",
     }
 }
 
@@ -211,6 +218,7 @@ pub(super) fn group_inline<'s>(
         old: old_claims,
         new: new_claims,
         old_present: old_present.to_owned(),
+        template: true,
     };
     let maps = [
         meta_map("ot", "labels"),

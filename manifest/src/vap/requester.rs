@@ -7,9 +7,10 @@
 //! |---|---|
 //! | set an owner (adopt, accept, create with it) | `Own`; on a CREATE, `Restore` too |
 //! | remove an owner, make, change or withdraw its offer | `Own` |
+//! | update or delete what it owns, under `writes: Owner` | `Own` or `Write`; on an UPDATE, `Restore` too |
 //!
-//! `Write`, `Derive` and the grants only count for `writes: Owner` and inherited marks, which
-//! the generator refuses.
+//! `Derive` only counts for inherited marks, and the grants (`changes`, `access: InjectCA`)
+//! for requesters the split leaves to the webhook ([`super::split`]).
 //!
 //! The requester's name is vouched for by its groups as `identity::vouched` says; a service
 //! account's namespace and name are read with Kubernetes' `split` and a filled-in value is
@@ -93,6 +94,17 @@ pub(super) fn may_set(settings: &Settings, id: &str) -> Option<String> {
     let restores = holds(settings, Access::Restore, id)?;
     Some(format!(
         "({own}) || (request.operation == 'CREATE' && ({restores}))"
+    ))
+}
+
+/// CEL: the requester may update or delete what the owner whose id is `id` owns, under
+/// `writes: Owner` (`Act::Write`, on a mark no controller carries): it writes for it, or
+/// restores it on an UPDATE. `None` without identities.
+pub(super) fn may_write(settings: &Settings, id: &str) -> Option<String> {
+    let writes = holds(settings, Access::Write, id)?;
+    let restores = holds(settings, Access::Restore, id)?;
+    Some(format!(
+        "({writes}) || (request.operation == 'UPDATE' && ({restores}))"
     ))
 }
 

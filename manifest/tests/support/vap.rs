@@ -17,7 +17,7 @@ use std::rc::Rc;
 use cel::{Context, Env, Program};
 use serde_json::Value;
 use single_owner_manifest::ResourceRule;
-use single_owner_manifest::vap::{Rules, Vap};
+use single_owner_manifest::vap::{Rules, Split, Vap};
 use single_owner_policy::policy::{Payload, Verdict};
 use single_owner_policy::{NoHost, Settings};
 
@@ -44,6 +44,9 @@ pub enum Outcome {
     Denied(BTreeSet<Broken>),
     /// Allowed with warnings: an exempt requester's bypass of these rules.
     Exempt(BTreeSet<Broken>),
+    /// Left to the webhook deployed beside the policy (the split's condition holds); whether
+    /// the webhook's own conditions send it to policy-server.
+    Webhook(bool),
     /// The module cannot read the request: one the API server never sends.
     Unreadable,
 }
@@ -54,19 +57,26 @@ pub struct Compiled {
     /// The match conditions of the policy that denies, and of its twin that warns.
     denying: Conditions,
     warning: Option<Conditions>,
+    /// The split's condition, and the webhook's own conditions.
+    webhook: Option<(Rc<Program>, Conditions)>,
     variables: Vec<(String, Rc<Program>)>,
     validations: Vec<Rc<Program>>,
 }
 
 impl Compiled {
     pub fn of(settings: &Settings) -> Compiled {
-        let vap = single_owner_manifest::vap::vap(settings).expect("the settings fit a VAP");
+        let vap = single_owner_manifest::vap::vap(settings, Split::WithWebhook)
+            .expect("the settings fit a VAP");
         let compile = |name: &str, expression: &str| {
             program(expression).unwrap_or_else(|error| panic!("{name}: {error}"))
         };
         Compiled {
             denying: Conditions::compile(&vap.denying_conditions()),
             warning: (vap.warning_conditions()).map(|conditions| Conditions::compile(&conditions)),
+            webhook: (vap.webhook.as_ref()).map(|webhook| {
+                let own = Conditions::compile(&vap.match_conditions);
+                (compile("the split", webhook), own)
+            }),
             variables: (vap.variables.iter())
                 .map(|v| (v.name.clone(), compile(&v.name, &v.expression)))
                 .collect(),
@@ -86,6 +96,14 @@ impl Compiled {
     /// variables and validations, and their match conditions decide which judges it.
     pub fn outcome(&self, request: &Value) -> Result<Outcome, String> {
         let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
+        // The webhook's requests: the split's, which its own conditions send.
+        if let Some((split, own)) = &self.webhook {
+            match split.execute(&context) {
+                Ok(cel::Value::Bool(true)) => return Ok(Outcome::Webhook(own.evaluate(&context)?)),
+                Ok(cel::Value::Bool(false)) => {}
+                other => return Err(format!("the split: {other:?}")),
+            }
+        }
         let denies = self.denying.evaluate(&context)?;
         let warns = match &self.warning {
             Some(warning) => warning.evaluate(&context)?,

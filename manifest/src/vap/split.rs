@@ -1,0 +1,105 @@
+//! The split: settings whose rules read other objects are judged by the policy in the API
+//! server and by the webhook together, each on its own requests. One condition says which
+//! requests the webhook judges: every one on which the module might read another object, and
+//! every one whose rule the policy does not generate. The policy leaves those out of its match
+//! conditions; the webhook's ClusterAdmissionPolicy adds it to its own. Each request is judged
+//! by exactly one of them, as the module would judge it: the webhook is the module, and the
+//! proof checks that the module reads nothing on any request the condition leaves to the
+//! policy (`manifest/tests/vap.rs`).
+//!
+//! | the module may read | the requests the webhook judges |
+//! |---|---|
+//! | under `writes: Owner`: a `scale`'s target, a Binding's Pod, a status writer's stored metadata (`src/scale.rs`, `src/binding.rs`) | every write through a subresource |
+//! | under `writes: Owner`: an HPA's target (`src/autoscaler.rs`) | an HPA's CREATE and UPDATE |
+//! | under `writes: Owner`: the controllers of an unmarked child (`src/children.rs`) | an UPDATE or DELETE of an object with an owner reference to a workload kind or a kind of `parentKinds` |
+//! | `parentKinds` (and `clusterWriters`' kinds): the object's controller (`src/derivation.rs`) | a write of an object with an owner reference to a kind of `parentKinds` |
+//! | — (not generated: the grants of `changes` and `access: InjectCA`) | a request by a user or group an identity with grants names |
+
+use single_owner_policy::{Access, CONTROLLERS, Settings};
+
+use crate::conditions::{quote, string_list};
+
+/// CEL: the request is the webhook's to judge; `None` when the policy judges every request.
+pub fn condition(settings: &Settings) -> Option<String> {
+    let mut parts = Vec::new();
+    let mut kinds: Vec<&str> = (settings.parent_kinds.iter())
+        .map(|kind| kind.kind.as_str())
+        .collect();
+    if settings.judges_writes() {
+        parts.push("has(request.subResource) && request.subResource != ''".to_owned());
+        parts.push(
+            "request.kind.group == 'autoscaling' && request.kind.kind == \
+             'HorizontalPodAutoscaler'"
+                .to_owned(),
+        );
+        let workloads = CONTROLLERS.iter().map(|(_, kind)| *kind);
+        let mut children: Vec<&str> = workloads.chain(kinds.iter().copied()).collect();
+        children.sort_unstable();
+        children.dedup();
+        parts.push(format!(
+            "request.operation in ['UPDATE', 'DELETE'] && {}",
+            referenced("oldObject", &children)
+        ));
+        parts.extend(granted(settings));
+    }
+    if !kinds.is_empty() {
+        kinds.sort_unstable();
+        kinds.dedup();
+        parts.push(format!(
+            "{} || {}",
+            referenced("object", &kinds),
+            referenced("oldObject", &kinds)
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        (parts.iter())
+            .map(|part| format!("({part})"))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    })
+}
+
+/// CEL: `root` (an object or `null`) has an owner reference to one of `kinds`.
+fn referenced(root: &str, kinds: &[&str]) -> String {
+    format!(
+        "({root} != null && has({root}.metadata) && has({root}.metadata.ownerReferences) && \
+         {root}.metadata.ownerReferences.exists(r, has(r.kind) && r.kind in {}))",
+        string_list(kinds)
+    )
+}
+
+/// CEL: an identity with grants may bind the requester: one of its user patterns (widened to
+/// its first literal as a prefix, its last as a suffix) or group patterns matches.
+fn granted(settings: &Settings) -> Option<String> {
+    let widened = |text: &str, pattern: &str| {
+        let runs: Vec<&str> = pattern.split('*').collect();
+        match runs.as_slice() {
+            [literal] => format!("{text} == {}", quote(literal)),
+            [first, .., last] => format!(
+                "({text}.startsWith({}) && {text}.endsWith({}))",
+                quote(first),
+                quote(last)
+            ),
+            [] => "true".to_owned(),
+        }
+    };
+    let mut bound = Vec::new();
+    for identity in &settings.identities {
+        if identity.level() != Access::Changes {
+            continue;
+        }
+        for pattern in &identity.users {
+            bound.push(format!(
+                "(has(request.userInfo.username) && {})",
+                widened("request.userInfo.username", pattern)
+            ));
+        }
+        for pattern in &identity.groups {
+            bound.push(format!(
+                "(has(request.userInfo.groups) && request.userInfo.groups.exists(g, {}))",
+                widened("g", pattern)
+            ));
+        }
+    }
+    (!bound.is_empty()).then(|| bound.join(" || "))
+}
