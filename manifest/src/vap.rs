@@ -192,12 +192,13 @@ pub fn refusals(settings: &Settings, split: Split) -> Vec<String> {
     }
     for (index, mark) in settings.owner_marks.iter().enumerate() {
         let field = format!("ownerMarks[{index}]");
-        if mark.owner_lookup.is_some() {
+        if alone && mark.owner_lookup.is_some() {
             refuse(
                 &format!("{field}.ownerLookup"),
                 "a leftover is found by reading its owner, which the API server cannot \
                  (kubernetes/kubernetes#133631); generate --without-lookups for a policy that \
-                 never lets another owner adopt a leftover, or deploy the webhook",
+                 never lets another owner adopt a leftover, or --split to leave the moves of \
+                 owners to the webhook",
             );
         }
         if mark.format == Format::ArgoCdTrackingId {

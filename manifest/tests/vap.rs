@@ -22,27 +22,45 @@ use single_owner_policy::Settings;
 use support::vap::{Compiled, Outcome, module_outcome};
 use support::{examples, fixtures, root, settings, traffic};
 
-/// Setups the generator takes: the examples it does not refuse (without their owner lookups, as
-/// `--without-lookups` generates them), the defaults, and one of each shape of mark and of the
-/// transition settings, as (name, settings, the payload's JSON).
+/// Setups the generator takes: the examples it does not refuse, as they are (split where they
+/// read other objects) and without their owner lookups (as `--without-lookups` generates
+/// them), the defaults, and one of each shape of mark and of the transition settings, as
+/// (name, settings, the payload's JSON).
 fn setups() -> Vec<(String, Settings, Value)> {
     let mut setups: Vec<_> = examples()
         .into_iter()
-        .map(|example| {
+        .flat_map(|example| {
             let path = root().join("examples").join(&example).join("settings.yaml");
-            let (_, mut json) = settings(&fs::read_to_string(path).unwrap());
-            for mark in json["ownerMarks"].as_array_mut().into_iter().flatten() {
+            let (parsed, json) = settings(&fs::read_to_string(path).unwrap());
+            let mut without = json.clone();
+            for mark in without["ownerMarks"].as_array_mut().into_iter().flatten() {
                 mark.as_object_mut().unwrap().remove("ownerLookup");
             }
-            let (parsed, json) = settings(&json.to_string());
-            (example, parsed, json)
+            let mut forms = vec![(example.clone(), parsed, json.clone())];
+            if without != json {
+                let (parsed, without) = settings(&without.to_string());
+                forms.push((format!("{example} without lookups"), parsed, without));
+            }
+            forms
         })
         .filter(|(_, parsed, _)| {
             single_owner_manifest::vap::refusals(parsed, Split::WithWebhook).is_empty()
         })
         .collect();
     let names: Vec<&str> = setups.iter().map(|(name, ..)| name.as_str()).collect();
-    assert_eq!(names, ["app-id", "camel-k", "flux", "helm", "olm-v1"]);
+    assert_eq!(
+        names,
+        [
+            "app-id",
+            "camel-k",
+            "flux",
+            "flux without lookups",
+            "helm",
+            "helm without lookups",
+            "olm-v1",
+            "olm-v1 without lookups"
+        ]
+    );
     for (name, yaml) in SHAPES {
         let (parsed, json) = settings(yaml);
         setups.push((name.to_owned(), parsed, json));

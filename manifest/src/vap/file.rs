@@ -28,7 +28,7 @@ pub fn manifest(
     }
     let vap = vap(&settings, split)?;
     if vap.webhook.is_some() {
-        header.push_str(SPLIT_HEADER);
+        header = header.replacen(HEADER, SPLIT_HEADER, 1);
     }
     let policy = format!("{header}{}", yaml(name, mode, &settings, &vap));
     let Some(webhook) = &vap.webhook else {
@@ -39,10 +39,12 @@ pub fn manifest(
     Ok(format!("{policy}{SPLIT}{beside}"))
 }
 
-/// What a split policy says first.
+/// What a split policy says first, instead of [`HEADER`].
 const SPLIT_HEADER: &str = "\
-# Split (--split): the requests on which the module may read another object are left to the
-# Kubewarden policy at the end of this file, deployed with it (docs/vap.md, \"The split\").
+# Generated from the settings by `kubectl-single_owner vap --split` (make vap SPLIT=1); see
+# docs/vap.md, \"The split\". The API server evaluates this policy in-process; the requests on
+# which the module may read another object are left to the Kubewarden policy at the end of this
+# file, deployed with it. Together they say what the module says.
 ";
 
 /// What the webhook's half of a split says first.

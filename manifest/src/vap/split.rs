@@ -13,11 +13,14 @@
 //! | under `writes: Owner`: an HPA's target (`src/autoscaler.rs`) | an HPA's CREATE and UPDATE |
 //! | under `writes: Owner`: the controllers of an unmarked child (`src/children.rs`) | an UPDATE or DELETE of an object with an owner reference to a workload kind or a kind of `parentKinds` |
 //! | `parentKinds` (and `clusterWriters`' kinds): the object's controller (`src/derivation.rs`) | a write of an object with an owner reference to a kind of `parentKinds` |
+//! | `ownerLookup`: the stored owner of a mark a denied request moves (`src/leftover.rs`) | an UPDATE that moves the stored owner of a mark with `ownerLookup`, on the object or in a template (in a list of templates: an UPDATE of one that carries such a mark) |
 //! | — (not generated: the grants of `changes` and `access: InjectCA`) | a request by a user or group an identity with grants names |
 
-use single_owner_policy::{Access, CONTROLLERS, Settings};
+use single_owner_policy::{Access, CONTROLLERS, OwnerMark, Settings};
 
-use crate::conditions::{quote, string_list};
+use super::claims::{Claim, or};
+use super::read::{each_templates, field, meta_map, one_templates, path_or_null};
+use crate::conditions::{kind_test, quote, string_list};
 
 /// CEL: the request is the webhook's to judge; `None` when the policy judges every request.
 pub fn condition(settings: &Settings) -> Option<String> {
@@ -51,12 +54,65 @@ pub fn condition(settings: &Settings) -> Option<String> {
             referenced("oldObject", &kinds)
         ));
     }
+    parts.extend(leftovers(settings));
     (!parts.is_empty()).then(|| {
         (parts.iter())
             .map(|part| format!("({part})"))
             .collect::<Vec<_>>()
             .join(" || ")
     })
+}
+
+/// CEL: an UPDATE moves a stored owner of a mark with `ownerLookup` — on the object, in a
+/// template, or (wider) in a list of templates that carries one — which the module reads when
+/// it would deny the move (`leftover::Owners::read`); `None` for marks without lookups.
+fn leftovers(settings: &Settings) -> Option<String> {
+    let marks: Vec<&OwnerMark> = (settings.owner_marks.iter())
+        .filter(|mark| mark.owner_lookup.is_some())
+        .collect();
+    if marks.is_empty() {
+        return None;
+    }
+    let moved = |old: &str, new: &str| {
+        or(marks.iter().map(|mark| {
+            let field = field(mark.place);
+            let (old, new) = (
+                Claim::read(mark, &meta_map(old, field)),
+                Claim::read(mark, &meta_map(new, field)),
+            );
+            format!("(!({}) && !({}))", old.none(), old.same(&new))
+        }))
+    };
+    let mut places = vec![moved("oldObject", "object")];
+    for (path, kinds) in one_templates() {
+        let (old, new) = (
+            path_or_null("oldObject", &path),
+            path_or_null("object", &path),
+        );
+        places.push(format!(
+            "(({}) && ({}))",
+            kind_test(&kinds),
+            moved(&old, &new)
+        ));
+    }
+    for (list, template, _, kinds) in each_templates() {
+        let carried = or(marks.iter().map(|mark| {
+            let claim = Claim::read(
+                mark,
+                &meta_map(&path_or_null("o", &template), field(mark.place)),
+            );
+            format!("!({})", claim.none())
+        }));
+        let stored = path_or_null("oldObject", &list);
+        places.push(format!(
+            "(({}) && {stored} != null && {stored}.exists(o, {carried}))",
+            kind_test(&kinds)
+        ));
+    }
+    Some(format!(
+        "request.operation == 'UPDATE' && oldObject != null && object != null && ({})",
+        places.join(" || ")
+    ))
 }
 
 /// CEL: `root` (an object or `null`) has an owner reference to one of `kinds`.
