@@ -16,9 +16,9 @@
 //! | `ownerLookup`: the stored owner of a mark a denied request moves (`src/leftover.rs`) | an UPDATE that moves the stored owner of a mark with `ownerLookup`, on the object or in a template (in a list of templates: an UPDATE of one that carries such a mark) |
 //! | — (not generated: the grants of `changes` and `access: InjectCA`) | a request by a user or group an identity with grants names |
 
-use single_owner_policy::{Access, CONTROLLERS, OwnerMark, Settings};
+use single_owner_policy::{Access, CONTROLLERS, MarkPlace, OwnerMark, Settings};
 
-use super::claims::{Claim, or};
+use super::claims::{Claim, companion, or};
 use super::read::{each_templates, field, meta_map, one_templates, path_or_null};
 use crate::conditions::{kind_test, quote, string_list};
 
@@ -63,9 +63,9 @@ pub fn condition(settings: &Settings) -> Option<String> {
     })
 }
 
-/// CEL: an UPDATE moves a stored owner of a mark with `ownerLookup` — on the object, in a
-/// template, or (wider) in a list of templates that carries one — which the module reads when
-/// it would deny the move (`leftover::Owners::read`); `None` for marks without lookups.
+/// CEL: an UPDATE moves a stored owner of a mark with `ownerLookup` on the object, or (wider)
+/// of an object whose stored templates carry such a mark — which the module reads when it
+/// would deny the move (`leftover::Owners::read`); `None` for marks without lookups.
 fn leftovers(settings: &Settings) -> Option<String> {
     let marks: Vec<&OwnerMark> = (settings.owner_marks.iter())
         .filter(|mark| mark.owner_lookup.is_some())
@@ -73,39 +73,43 @@ fn leftovers(settings: &Settings) -> Option<String> {
     if marks.is_empty() {
         return None;
     }
-    let moved = |old: &str, new: &str| {
-        or(marks.iter().map(|mark| {
-            let field = field(mark.place);
-            let (old, new) = (
-                Claim::read(mark, &meta_map(old, field)),
-                Claim::read(mark, &meta_map(new, field)),
-            );
-            format!("(!({}) && !({}))", old.none(), old.same(&new))
-        }))
-    };
-    let mut places = vec![moved("oldObject", "object")];
-    for (path, kinds) in one_templates() {
+    let moved = or(marks.iter().map(|mark| {
+        let field = field(mark.place);
         let (old, new) = (
-            path_or_null("oldObject", &path),
-            path_or_null("object", &path),
+            Claim::read(mark, &meta_map("oldObject", field)),
+            Claim::read(mark, &meta_map("object", field)),
         );
+        format!("(!({}) && !({}))", old.none(), old.same(&new))
+    }));
+    // The template `t` carries a key of such a mark, or its companion.
+    let carried = or([MarkPlace::Label, MarkPlace::Annotation]
+        .into_iter()
+        .filter_map(|place| {
+            let keys: Vec<&str> = (marks.iter())
+                .filter(|mark| mark.place == place)
+                .flat_map(|mark| std::iter::once(mark.key.as_str()).chain(companion(mark)))
+                .collect();
+            let map = meta_map("t", field(place));
+            (!keys.is_empty()).then(|| {
+                format!(
+                    "[{map}].exists(m, {}.exists(k, k in m))",
+                    string_list(&keys)
+                )
+            })
+        }));
+    let mut places = vec![moved];
+    for (path, kinds) in one_templates() {
+        let stored = path_or_null("oldObject", &path);
         places.push(format!(
-            "(({}) && ({}))",
-            kind_test(&kinds),
-            moved(&old, &new)
+            "(({}) && [{stored}].exists(t, {carried}))",
+            kind_test(&kinds)
         ));
     }
     for (list, template, _, kinds) in each_templates() {
-        let carried = or(marks.iter().map(|mark| {
-            let claim = Claim::read(
-                mark,
-                &meta_map(&path_or_null("o", &template), field(mark.place)),
-            );
-            format!("!({})", claim.none())
-        }));
         let stored = path_or_null("oldObject", &list);
+        let template = path_or_null("o", &template);
         places.push(format!(
-            "(({}) && {stored} != null && {stored}.exists(o, {carried}))",
+            "(({}) && {stored} != null && {stored}.exists(o, [{template}].exists(t, {carried})))",
             kind_test(&kinds)
         ));
     }
