@@ -8,18 +8,18 @@
 //! `src/template.rs`, read in a comprehension where a kind keeps them in a list), in
 //! `src/decision.rs`'s order: the binding rule, the transition table with the offer's part in
 //! it and linked marks', the new owner's value and scope, one owner across marks, the
-//! requester's identity ([`entries`], [`requester`]); then the offer rule ([`handoff`]). Exempt
-//! requesters get the same validations from a second policy whose binding warns and audits
-//! instead of denying.
+//! requester's identity, `writes: Owner` ([`entries`], [`requester`], [`writes`]); then the
+//! offer rule ([`handoff`]). Exempt requesters get the same validations from a second policy
+//! whose binding warns and audits instead of denying.
 //!
 //! **What it refuses** ([`refusals`]): every setting that needs a read the API server cannot
-//! make (`clusterWriters`, `parentKinds`, `ownerLookup`), and what is not generated yet
-//! (`writes: Owner` with identities, `stamp`, tracking ids). Each is named with why; the webhook
-//! covers them.
+//! make (`clusterWriters`, `parentKinds`, `ownerLookup`, `writes: Owner`'s reaches) — unless
+//! the split leaves the requests that read to the webhook ([`split`]) — and what is not
+//! generated yet (`stamp`, tracking ids). Each is named with why.
 //!
-//! Portable CEL and `matches` (RE2; the tests' cel-rust reads the same syntax); with identities
-//! whose owner patterns name `${namespace}` or `${name}`, also `split` and `replace` of
-//! Kubernetes' strings extension. No optional types, no list extensions.
+//! Portable CEL and `matches` (RE2; the tests' cel-rust reads the same syntax); with
+//! identities, also `split` and `replace` of Kubernetes' strings extension. No optional types,
+//! no list extensions.
 
 mod claims;
 mod entries;
@@ -204,8 +204,8 @@ pub fn refusals(settings: &Settings, split: Split) -> Vec<String> {
         if mark.format == Format::ArgoCdTrackingId {
             refuse(
                 &format!("{field}.format"),
-                "a tracking id is split with Kubernetes' string extensions, which the tests' CEL \
-                 engine does not implement faithfully; deploy the webhook",
+                "not generated yet: a tracking id names its owner and the object it was made \
+                 for, which the webhook reads apart; deploy the webhook",
             );
         }
     }
