@@ -201,11 +201,12 @@ pub fn refusals(settings: &Settings, split: Split) -> Vec<String> {
                  owners to the webhook",
             );
         }
-        if mark.format == Format::ArgoCdTrackingId {
+        if alone && mark.format == Format::ArgoCdTrackingId {
             refuse(
                 &format!("{field}.format"),
                 "not generated yet: a tracking id names its owner and the object it was made \
-                 for, which the webhook reads apart; deploy the webhook",
+                 for, which the webhook reads apart; generate --split to leave the objects that \
+                 carry one to the webhook",
             );
         }
     }
@@ -231,6 +232,17 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
             refused.join("\n  ")
         ));
     }
+    // With the split, the objects that carry a tracking id are the webhook's: the rules are
+    // written for the other marks, which are all those objects carry.
+    let untracked;
+    let full = settings;
+    let settings = match split {
+        Split::WithWebhook if has_tracking(full) => {
+            untracked = split::untracked(full);
+            &untracked
+        }
+        _ => full,
+    };
     let mut variables = base_variables(settings);
     variables.extend(requester::variables(settings));
     variables.extend(writes::variables(settings));
@@ -377,8 +389,8 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
             long.name
         ));
     }
-    let mut match_conditions = match_conditions(settings);
-    match_conditions.extend(trust::condition(settings)?);
+    let mut match_conditions = match_conditions(full);
+    match_conditions.extend(trust::condition(full)?);
     Ok(Vap {
         resource_rules: (judged_rules(settings.judged_operations()).into_iter())
             .map(|(rule, _)| rule)
@@ -389,9 +401,14 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
         exempt: exempt_condition(settings),
         webhook: match split {
             Split::Alone => None,
-            Split::WithWebhook => split::condition(settings),
+            Split::WithWebhook => split::condition(full),
         },
     })
+}
+
+/// Whether a mark of the settings is an Argo CD tracking id.
+fn has_tracking(settings: &Settings) -> bool {
+    (settings.owner_marks.iter()).any(|mark| mark.format == Format::ArgoCdTrackingId)
 }
 
 /// CEL: what a DELETE breaks in mark `i` of the stored template `template` of a list item,

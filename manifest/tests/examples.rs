@@ -529,7 +529,7 @@ fn examples_ship_the_generated_validating_admission_policy() {
 }
 
 /// The examples that ship a ValidatingAdmissionPolicy: alone, without lookups, or split.
-const SHIPPING: [&str; 5] = ["app-id", "camel-k", "flux", "helm", "olm-v1"];
+const SHIPPING: [&str; 6] = ["app-id", "argo-cd", "camel-k", "flux", "helm", "olm-v1"];
 
 /// What the API server checks of a ValidatingAdmissionPolicy that the proof does not see: the
 /// rendered file's fields. An audit annotation's value expression is at most 5 KB, a message

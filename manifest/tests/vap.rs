@@ -52,6 +52,8 @@ fn setups() -> Vec<(String, Settings, Value)> {
         names,
         [
             "app-id",
+            "argo-cd",
+            "argo-cd without lookups",
             "camel-k",
             "flux",
             "flux without lookups",
@@ -67,7 +69,7 @@ fn setups() -> Vec<(String, Settings, Value)> {
     }
     // The identities again, under `writes: Owner`, one with grants (the webhook's).
     let (_, identities) = (SHAPES.iter())
-        .find(|(name, _)| name.starts_with("identities"))
+        .find(|(name, _)| *name == IDENTITIES_SETUP)
         .unwrap();
     let granted = identities.replace("exemptions:", &format!("{GRANT}exemptions:"));
     let (parsed, json) = settings(&format!("{granted}\nwrites: Owner"));
@@ -120,7 +122,7 @@ adoption: Deny
 orphaning: Deny",
     ),
     (
-        "identities of every access, with templates",
+        IDENTITIES_SETUP,
         "ownerMarks:
   - label: olm.operatorframework.io/owner-name
     kindKey: olm.operatorframework.io/owner-kind
@@ -183,6 +185,40 @@ const GRANT: &str = "  - owners: [\"*\"]
 
 /// The setup of the identities under `writes: Owner`.
 const WRITES_SETUP: &str = "identities under writes: Owner";
+
+/// The setup of the identities shape.
+const IDENTITIES_SETUP: &str = "identities of every access, with templates";
+
+/// The setup named `name`.
+fn setup(name: &str) -> (String, Settings, Value) {
+    (setups().into_iter())
+        .find(|(setup, ..)| setup == name)
+        .unwrap()
+}
+
+/// [`REQUESTERS`] and `more`, each with its groups.
+fn requesters<'r>(more: &[(&'r str, &'r [&'r str])]) -> Vec<(&'r str, Vec<&'r str>)> {
+    (REQUESTERS.iter().chain(more))
+        .map(|(user, groups)| (*user, groups.to_vec()))
+        .collect()
+}
+
+/// A request on the ConfigMap team-a/c by `user` of `groups`.
+fn configmap_request(
+    operation: &str,
+    (user, groups): &(&str, Vec<&str>),
+    old: Value,
+    new: Value,
+    options: Value,
+) -> Value {
+    serde_json::json!({
+        "uid": "u", "operation": operation, "name": "c", "namespace": "team-a",
+        "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "userInfo": {"username": user, "groups": groups},
+        "object": new, "oldObject": old, "options": options,
+    })
+}
 
 /// What comparing a corpus found.
 #[derive(Debug, Default)]
@@ -383,9 +419,7 @@ fn the_policy_agrees_with_the_module_on_every_identity_and_act() {
 /// requester of [`REQUESTERS`] and some whose groups vouch for nothing, on owners that each of
 /// the identities' patterns names or just misses, under the identities shape.
 fn the_policy_agrees_with_the_module_on_every_identity_and_act_() {
-    let (setup, parsed, json) = (setups().into_iter())
-        .find(|(name, ..)| name.starts_with("identities"))
-        .unwrap();
+    let (setup, parsed, json) = setup(IDENTITIES_SETUP);
     let vap = Compiled::of(&parsed);
     let offer = parsed.offer_annotation.clone();
     // (mark, companion value, value), as the shape's marks read them, and the offer's id.
@@ -435,19 +469,19 @@ fn the_policy_agrees_with_the_module_on_every_identity_and_act_() {
         let (key, receiver) = (keys[from.0].1, keys[to.0].1);
         Some(format!("{key}: {} -> {receiver}: {}", id(from), id(to)))
     };
-    let mut requesters: Vec<(&str, Vec<&str>)> = (REQUESTERS.iter())
-        .map(|(user, groups)| (*user, groups.to_vec()))
-        .collect();
-    requesters.push((
-        "system:serviceaccount:team-a:a",
-        vec!["system:serviceaccounts:team-b"],
-    ));
-    requesters.push((
-        "system:serviceaccount:team-a:a",
-        vec!["system:serviceaccounts", "system:serviceaccounts:team-b"],
-    ));
+    // And a service account whose groups vouch for another namespace's.
+    let requesters = requesters(&[
+        (
+            "system:serviceaccount:team-a:a",
+            &["system:serviceaccounts:team-b"],
+        ),
+        (
+            "system:serviceaccount:team-a:a",
+            &["system:serviceaccounts", "system:serviceaccounts:team-b"],
+        ),
+    ]);
     let mut compared = Compared::default();
-    for (user, groups) in &requesters {
+    for requester in &requesters {
         for owner in &owners {
             let other =
                 &owners[(owners.iter().position(|o| o == owner).unwrap() + 1) % owners.len()];
@@ -480,13 +514,9 @@ fn the_policy_agrees_with_the_module_on_every_identity_and_act_() {
                 ),
             ];
             for (operation, old, new) in acts {
-                let request = serde_json::json!({
-                    "uid": "u", "operation": operation, "name": "c", "namespace": "team-a",
-                    "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
-                    "resource": {"group": "", "version": "v1", "resource": "configmaps"},
-                    "userInfo": {"username": user, "groups": groups},
-                    "object": new, "oldObject": old,
-                });
+                let old = old.unwrap_or(Value::Null);
+                let request = configmap_request(operation, requester, old, new, Value::Null);
+                let (user, groups) = requester;
                 compared.compare(
                     &format!("{setup}, as {user} {groups:?}"),
                     &vap,
@@ -516,9 +546,7 @@ fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object() {
 /// not, by every requester (one with grants, and one writing a workload's child: the
 /// webhook's).
 fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_() {
-    let (setup, parsed, json) = (setups().into_iter())
-        .find(|(name, ..)| name == WRITES_SETUP)
-        .unwrap();
+    let (setup, parsed, json) = setup(WRITES_SETUP);
     let vap = Compiled::of(&parsed);
     let owners = [
         ("ClusterExtension", "a"),
@@ -654,24 +682,15 @@ fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_() {
             Value::Null,
         ),
     ];
-    let mut requesters: Vec<(&str, Vec<&str>)> = (REQUESTERS.iter())
-        .map(|(user, groups)| (*user, groups.to_vec()))
-        .collect();
-    requesters.push(("keda", vec!["system:authenticated"]));
+    // And the writer with grants.
+    let requesters = requesters(&[("keda", &["system:authenticated"])]);
     let mut compared = Compared::default();
-    for (user, groups) in &requesters {
-        let request = |operation: &str, old: Value, new: Value, options: Value| {
-            serde_json::json!({
-                "uid": "u", "operation": operation, "name": "c", "namespace": "team-a",
-                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
-                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
-                "userInfo": {"username": user, "groups": groups},
-                "object": new, "oldObject": old, "options": options,
-            })
-        };
+    for requester in &requesters {
+        let user = requester.0;
         for owner in owners {
             for (what, old, new) in &updates {
-                let request = request("UPDATE", old.object(owner), new.object(owner), Value::Null);
+                let (old, new) = (old.object(owner), new.object(owner));
+                let request = configmap_request("UPDATE", requester, old, new, Value::Null);
                 compared.compare(
                     &format!("{setup}, {what}, as {user}"),
                     &vap,
@@ -680,7 +699,8 @@ fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_() {
                 );
             }
             for (what, old, options) in &deletes {
-                let request = request("DELETE", old.object(owner), Value::Null, options.clone());
+                let (old, options) = (old.object(owner), options.clone());
+                let request = configmap_request("DELETE", requester, old, Value::Null, options);
                 compared.compare(
                     &format!("{setup}, {what}, as {user}"),
                     &vap,

@@ -145,7 +145,11 @@ impl Group<'_> {
                 new.id(mark)
             )
         });
-        kept.collect::<Vec<_>>().join(" + ")
+        let kept: Vec<String> = kept.collect();
+        match kept.is_empty() {
+            true => "[]".to_owned(),
+            false => kept.join(" + "),
+        }
     }
 
     /// Another mark of the group, not linked to this one, owns the object already: it keeps

@@ -15,8 +15,9 @@
 //! | `parentKinds` (and `clusterWriters`' kinds): the object's controller (`src/derivation.rs`) | a write of an object with an owner reference to a kind of `parentKinds` |
 //! | `ownerLookup`: the stored owner of a mark a denied request moves (`src/leftover.rs`) | an UPDATE that moves the stored owner of a mark with `ownerLookup`, on the object or in a template (in a list of templates: an UPDATE of one that carries such a mark) |
 //! | — (not generated: the grants of `changes` and `access: InjectCA`) | a request by a user or group an identity with grants names |
+//! | — (not generated: Argo CD tracking ids) | a write of an object that carries one, stored or new, on itself or in a template, or whose offer names its key |
 
-use single_owner_policy::{Access, CONTROLLERS, MarkPlace, OwnerMark, Settings};
+use single_owner_policy::{Access, CONTROLLERS, Format, MarkPlace, OwnerMark, Settings};
 
 use super::claims::{Claim, companion, or};
 use super::read::{each_templates, field, meta_map, one_templates, path_or_null};
@@ -55,6 +56,7 @@ pub fn condition(settings: &Settings) -> Option<String> {
         ));
     }
     parts.extend(leftovers(settings));
+    parts.extend(tracked(settings));
     (!parts.is_empty()).then(|| {
         (parts.iter())
             .map(|part| format!("({part})"))
@@ -117,6 +119,58 @@ fn leftovers(settings: &Settings) -> Option<String> {
         "request.operation == 'UPDATE' && oldObject != null && object != null && ({})",
         places.join(" || ")
     ))
+}
+
+/// The settings without their tracking-id marks: what the policy judges of the requests the
+/// split leaves it, on which no object or template carries one and no offer names one.
+pub(super) fn untracked(settings: &Settings) -> Settings {
+    let mut untracked = settings.clone();
+    untracked
+        .owner_marks
+        .retain(|mark| mark.format != Format::ArgoCdTrackingId);
+    untracked
+}
+
+/// CEL: the object, stored or new, or one of its templates carries a tracking id, or an offer
+/// names its key; `None` without tracking-id marks.
+fn tracked(settings: &Settings) -> Option<String> {
+    let keys: Vec<&str> = (settings.owner_marks.iter())
+        .filter(|mark| mark.format == Format::ArgoCdTrackingId)
+        .map(|mark| mark.key.as_str())
+        .collect();
+    if keys.is_empty() {
+        return None;
+    }
+    let keys = string_list(&keys);
+    let carried = format!(
+        "[{}].exists(m, {keys}.exists(k, k in m))",
+        meta_map("t", "annotations")
+    );
+    let offer = quote(&settings.offer_annotation);
+    let mut places = Vec::new();
+    for root in ["object", "oldObject"] {
+        let annotations = meta_map(root, "annotations");
+        places.push(format!("[{root}].exists(t, {carried})"));
+        places.push(format!(
+            "[{annotations}].exists(a, {offer} in a && {keys}.exists(k, a[{offer}].contains(k)))"
+        ));
+        for (path, kinds) in one_templates() {
+            let template = path_or_null(root, &path);
+            places.push(format!(
+                "(({}) && [{template}].exists(t, {carried}))",
+                kind_test(&kinds)
+            ));
+        }
+        for (list, template, _, kinds) in each_templates() {
+            let items = path_or_null(root, &list);
+            let template = path_or_null("o", &template);
+            places.push(format!(
+                "(({}) && {items} != null && {items}.exists(o, [{template}].exists(t, {carried})))",
+                kind_test(&kinds)
+            ));
+        }
+    }
+    Some(places.join(" || "))
 }
 
 /// CEL: `root` (an object or `null`) has an owner reference to one of `kinds`.
