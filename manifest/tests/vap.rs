@@ -19,7 +19,7 @@ use proptest::test_runner::{Config, RngSeed, TestRunner};
 use serde_json::Value;
 use single_owner_manifest::vap::Split;
 use single_owner_policy::Settings;
-use support::vap::{Compiled, Outcome, module_outcome};
+use support::vap::{Compiled, Outcome, module_lines, module_outcome};
 use support::{examples, fixtures, root, settings, traffic};
 
 /// Setups the generator takes: the examples it does not refuse, as they are (split where they
@@ -281,6 +281,29 @@ impl Compared {
         }
     }
 
+    /// Compares what the policy and the module say of a request: each of the policy's
+    /// messages is the first clause of one of the module's lines.
+    fn compare_messages(&mut self, what: &str, vap: &Compiled, request: &Value, json: &Value) {
+        let lines = module_lines(request, json);
+        for message in vap.messages(request) {
+            let clause =
+                |line: &String| *line == message || line.starts_with(&format!("{message}: "));
+            if !lines.iter().any(clause) {
+                self.disagreements.push(format!(
+                    "{what}: the policy says {message:?}, the module {lines:?}"
+                ));
+            }
+        }
+    }
+
+    /// [`Compared::compare`], and where the policy denies, [`Compared::compare_messages`].
+    fn compare_all(&mut self, what: &str, vap: &Compiled, request: &Value, json: &Value) {
+        self.compare(what, vap, request, json);
+        if let Ok(Outcome::Denied(_)) = vap.outcome(request) {
+            self.compare_messages(what, vap, request, json);
+        }
+    }
+
     fn assert_agreed(&self) {
         assert!(
             self.disagreements.is_empty(),
@@ -517,7 +540,7 @@ fn the_policy_agrees_with_the_module_on_every_identity_and_act_() {
                 let old = old.unwrap_or(Value::Null);
                 let request = configmap_request(operation, requester, old, new, Value::Null);
                 let (user, groups) = requester;
-                compared.compare(
+                compared.compare_all(
                     &format!("{setup}, as {user} {groups:?}"),
                     &vap,
                     &request,
@@ -691,7 +714,7 @@ fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_() {
             for (what, old, new) in &updates {
                 let (old, new) = (old.object(owner), new.object(owner));
                 let request = configmap_request("UPDATE", requester, old, new, Value::Null);
-                compared.compare(
+                compared.compare_all(
                     &format!("{setup}, {what}, as {user}"),
                     &vap,
                     &request,
@@ -701,7 +724,7 @@ fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_() {
             for (what, old, options) in &deletes {
                 let (old, options) = (old.object(owner), options.clone());
                 let request = configmap_request("DELETE", requester, old, Value::Null, options);
-                compared.compare(
+                compared.compare_all(
                     &format!("{setup}, {what}, as {user}"),
                     &vap,
                     &request,

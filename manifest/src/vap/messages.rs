@@ -1,5 +1,5 @@
 //! What a failed validation says: the module's first clause — the mark, the rule, the object
-//! and the owners it moves between.
+//! and the owners it moves between, or the owner of what a write keeps.
 
 use super::claims::Claim;
 use super::entries::Group;
@@ -7,9 +7,12 @@ use super::read::field;
 use super::{Rules, Validation};
 use crate::conditions::quote;
 
-/// How messages name the object: `<Kind> <namespace>/<name>`.
+/// How messages name the object (`ObjectRef`): `<Kind> <namespace>/<name>`, `(generated name)`
+/// for one not named yet, then the subresource written.
 pub(super) const SUBJECT: &str = "request.kind.kind + ' ' + (variables.namespace != '' ? \
-     variables.namespace + '/' : '') + (has(request.name) ? request.name : '')";
+     variables.namespace + '/' : '') + (has(request.name) && request.name != '' ? request.name : \
+     '(generated name)') + (variables.subresource != '' ? ' (subresource ' + \
+     variables.subresource + ')' : '')";
 
 /// The validation of one mark's rules on the object or in a template.
 pub(super) fn entry_validation(
@@ -30,11 +33,19 @@ pub(super) fn entry_validation(
         None => mark_name(mark),
         Some(place) => format!("{} in {place}", mark_name(mark)),
     };
+    // A write of what an owner keeps names that owner (`Change::kept`): the stored one on a
+    // DELETE; a move names both.
+    let kept = format!(
+        "request.operation == 'DELETE' ? {} : {}",
+        shown(&group.old[i]),
+        shown(&group.new[i])
+    );
     Validation {
         expression: format!("variables.{rule} == ''"),
         message_expression: format!(
-            "{} + ': ' + variables.{rule} + ' denied for ' + {SUBJECT} + ' from ' + \
-             ({} ? {} : 'none') + ' to ' + {}",
+            "{} + ': ' + variables.{rule} + ' denied for ' + (variables.{rule} == 'owner writes' \
+             ? request.operation + ' of ' + {SUBJECT} + ', owned by ' + ({kept}) : {SUBJECT} + \
+             ' from ' + ({} ? {} : 'none') + ' to ' + {})",
             quote(&key),
             group.old_present,
             shown(&group.old[i]),

@@ -162,6 +162,50 @@ impl Compiled {
     }
 }
 
+impl Compiled {
+    /// What the policy's failed validations say of `request` (the offer's aside), with the
+    /// variables evaluated as for [`Compiled::outcome`].
+    pub fn messages(&self, request: &Value) -> Vec<String> {
+        let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
+        let mut values: HashMap<Key, cel::Value> = HashMap::new();
+        for (name, program) in &self.variables {
+            context.add_variable_from_value("variables", map(&values));
+            let value = program.execute(&context).unwrap();
+            values.insert(Key::String(Arc::new(name.clone())), value);
+        }
+        context.add_variable_from_value("variables", map(&values));
+        let mut messages = Vec::new();
+        for (program, validation) in self.validations.iter().zip(&self.vap.validations) {
+            if validation.rules == Rules::Offer
+                || program.execute(&context) == Ok(cel::Value::Bool(true))
+            {
+                continue;
+            }
+            let message = program_of(&validation.message_expression).execute(&context);
+            match message {
+                Ok(cel::Value::String(message)) => messages.push(message.to_string()),
+                other => panic!("{}: {other:?}", validation.mark),
+            }
+        }
+        messages
+    }
+}
+
+/// What the module's denial says of `request`, a line a violation.
+pub fn module_lines(request: &Value, settings: &Value) -> Vec<String> {
+    let payload = serde_json::json!({"request": request, "settings": settings});
+    let raw = serde_json::to_vec(&payload).unwrap();
+    let parsed = Payload::parse(&raw).unwrap();
+    match parsed.verdict(&NoHost) {
+        Verdict::Deny(violations) => violations.iter().map(ToString::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn program_of(expression: &str) -> Rc<Program> {
+    program(expression).unwrap_or_else(|error| panic!("{error}"))
+}
+
 fn map(values: &HashMap<Key, cel::Value>) -> cel::Value {
     cel::Value::Map(Map {
         map: Arc::new(values.clone()),
