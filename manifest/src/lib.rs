@@ -133,6 +133,11 @@ pub fn manifest(name: &str, mode: Mode, settings_yaml: &str) -> Result<String, S
     ))
 }
 
+/// The judging twin's settings text (`stamp: false`), for a settings file that stamps.
+pub fn judging_settings(settings_yaml: &str) -> Result<String, String> {
+    twin_settings(settings_yaml, JUDGING)
+}
+
 /// The part a policy plays beside its twin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Twin {

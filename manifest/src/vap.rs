@@ -15,7 +15,8 @@
 //! **What it refuses** ([`refusals`]): every setting that needs a read the API server cannot
 //! make (`clusterWriters`, `parentKinds`, `ownerLookup`, `writes: Owner`'s reaches) — unless
 //! the split leaves the requests that read to the webhook ([`split`]) — and what is not
-//! generated yet (`stamp`, tracking ids). Each is named with why.
+//! generated yet (tracking ids alone). Each is named with why. Under `stamp: true` it judges
+//! the final object, after the MutatingAdmissionPolicy that stamps ([`stamp`]).
 //!
 //! Portable CEL and `matches` (RE2; the tests' cel-rust reads the same syntax); with
 //! identities, also `split` and `replace` of Kubernetes' strings extension. No optional types,
@@ -33,6 +34,7 @@ mod refusals;
 mod render;
 mod requester;
 pub mod split;
+pub mod stamp;
 mod trust;
 mod writes;
 
@@ -170,10 +172,22 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
             refused.join("\n  ")
         ));
     }
+    // Under `stamp: true`, the policy judges the final object, as the judging twin
+    // (`stamp: false`) does, after the MutatingAdmissionPolicy ([`stamp`]).
+    let judging;
+    let full = match settings.stamp {
+        true => {
+            judging = Settings {
+                stamp: false,
+                ..settings.clone()
+            };
+            &judging
+        }
+        false => settings,
+    };
     // With the split, the objects that carry a tracking id are the webhook's: the rules are
     // written for the other marks, which are all those objects carry.
     let untracked;
-    let full = settings;
     let settings = match split {
         Split::WithWebhook if has_tracking(full) => {
             untracked = split::untracked(full);

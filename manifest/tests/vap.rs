@@ -15,11 +15,12 @@ mod support;
 use std::fs;
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use serde_json::Value;
 use single_owner_manifest::vap::Split;
 use single_owner_policy::Settings;
-use support::vap::{Compiled, Outcome, module_lines, module_outcome};
+use support::vap::{Compiled, CompiledStamping, Outcome, module_lines, module_outcome};
 use support::{examples, fixtures, root, settings, traffic};
 
 /// Setups the generator takes: the examples it does not refuse, as they are (split where they
@@ -31,7 +32,13 @@ fn setups() -> Vec<(String, Settings, Value)> {
         .into_iter()
         .flat_map(|example| {
             let path = root().join("examples").join(&example).join("settings.yaml");
-            let (parsed, json) = settings(&fs::read_to_string(path).unwrap());
+            let (_, mut json) = settings(&fs::read_to_string(path).unwrap());
+            // A policy of settings that stamp is the judging twin's: it judges the final object
+            // (the stamping is the MutatingAdmissionPolicy's, proven on its own below).
+            if json["stamp"] == Value::Bool(true) {
+                json["stamp"] = Value::Bool(false);
+            }
+            let (parsed, json) = settings(&json.to_string());
             let mut without = json.clone();
             for mark in without["ownerMarks"].as_array_mut().into_iter().flatten() {
                 mark.as_object_mut().unwrap().remove("ownerLookup");
@@ -59,6 +66,7 @@ fn setups() -> Vec<(String, Settings, Value)> {
             "flux without lookups",
             "helm",
             "helm without lookups",
+            "helm-accounts",
             "olm-v1",
             "olm-v1 without lookups"
         ]
@@ -787,6 +795,105 @@ impl Shape {
 }
 
 #[test]
+fn the_stamping_policy_patches_as_the_module_stamps() {
+    support::vap::deep(the_stamping_policy_patches_as_the_module_stamps_);
+}
+
+/// Under `stamp: true`, the MutatingAdmissionPolicy changes what the module's stamping twin
+/// changes — the mark stamped, the consumed offer removed — on every fixture and sample (as
+/// each requester sends it, under helm-accounts' settings), and on generated requests, under
+/// helm-accounts' settings and generated settings that stamp.
+fn the_stamping_policy_patches_as_the_module_stamps_() {
+    let path = root().join("examples/helm-accounts/settings.yaml");
+    let (parsed, json) = settings(&fs::read_to_string(path).unwrap());
+    let mut setups = vec![("helm-accounts".to_owned(), parsed, json)];
+    let mut runner = TestRunner::new(Config {
+        cases: 30,
+        rng_seed: RngSeed::Fixed(0x5eed_0041),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let stamping = requests::arb_settings().prop_filter("settings that stamp", |(parsed, _)| {
+        parsed.stamp
+            && !parsed.identities.is_empty()
+            && single_owner_manifest::vap::stamp::stamping(parsed).is_ok()
+    });
+    for index in 0..30 {
+        let (parsed, json) = stamping.new_tree(&mut runner).unwrap().current();
+        setups.push((format!("generated #{index}"), parsed, json));
+    }
+    let (mut compared, mut stamped, mut removed, mut disagreements) = (0, 0, 0, Vec::new());
+    for (setup, parsed, json) in &setups {
+        let map = CompiledStamping::of(parsed);
+        let mut requests: Vec<(String, Value)> = Vec::new();
+        let more: [(&str, &[&str]); 2] = [
+            ("root", &["system:authenticated"]),
+            (
+                "system:serviceaccount:helm-releases:web",
+                &[
+                    "system:serviceaccounts",
+                    "system:serviceaccounts:helm-releases",
+                ],
+            ),
+        ];
+        for (path, request) in fixtures(parsed) {
+            requests.push((format!("{}", path.display()), request.clone()));
+            // Each sent by every requester, under the example's settings.
+            let requesters = match setup == "helm-accounts" {
+                true => requesters(&more),
+                false => Vec::new(),
+            };
+            for requester in requesters {
+                let mut request = request.clone();
+                let (user, groups) = &requester;
+                request["userInfo"] = serde_json::json!({"username": user, "groups": groups});
+                requests.push((format!("{}, as {user}", path.display()), request));
+            }
+        }
+        let generated = prop::collection::vec(requests::arb_request(), 30);
+        for request in generated.new_tree(&mut runner).unwrap().current() {
+            requests.push(("generated".to_owned(), request));
+        }
+        for (what, request) in requests {
+            let Ok(module) = support::vap::module_patched(&request, json) else {
+                continue;
+            };
+            compared += 1;
+            let policy = map.patched(&request, &parsed.offer_annotation);
+            match (&policy, &module) {
+                (Ok(policy), module) if policy == module => {
+                    stamped += usize::from(module.is_some());
+                    removed += usize::from(module.as_ref().is_some_and(|object| {
+                        object["metadata"]["annotations"]
+                            .get(&parsed.offer_annotation)
+                            .is_none()
+                            && request["object"]["metadata"]["annotations"]
+                                .get(&parsed.offer_annotation)
+                                .is_some()
+                    }));
+                }
+                _ => disagreements.push(format!(
+                    "{setup}, {what}:\n  module: {module:?}\n  policy: {policy:?}\n  \
+                     settings: {json}\n  request: {request}"
+                )),
+            }
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements of {compared}:\n{}",
+        disagreements.len(),
+        disagreements[..disagreements.len().min(5)].join("\n")
+    );
+    let marked = stamped - removed;
+    assert!(
+        marked > 20 && removed > 5,
+        "{compared} compared, {marked} stamped, {removed} offers removed"
+    );
+    eprintln!("stamping: {compared} compared, {marked} stamped, {removed} offers removed");
+}
+
+#[test]
 fn settings_that_need_the_webhook_are_refused_with_each_reason() {
     let refused: Vec<(String, Vec<String>)> = examples()
         .into_iter()
@@ -839,7 +946,7 @@ fn settings_that_need_the_webhook_are_refused_with_each_reason() {
             expected("helm", &["ownerMarks[0].ownerLookup"]),
             expected(
                 "helm-accounts",
-                &["writes", "stamp", "clusterWriters", "parentKinds"]
+                &["writes", "clusterWriters", "parentKinds"]
             ),
             expected(
                 "olm-v1",

@@ -1,6 +1,8 @@
 //! The file `make vap` writes: the policy (with its exemptions twin), its header saying how it
 //! was generated, and with the split, the webhook's policy beside it.
 
+use super::render::mutating;
+use super::stamp::stamping;
 use super::{Split, vap, yaml};
 
 /// The ValidatingAdmissionPolicy `name` and its binding, in `mode`, for the settings file whose
@@ -30,14 +32,36 @@ pub fn manifest(
     if vap.webhook.is_some() {
         header = header.replacen(HEADER, SPLIT_HEADER, 1);
     }
-    let policy = format!("{header}{}", yaml(name, mode, &settings, &vap));
+    // Under `stamp: true`, the MutatingAdmissionPolicy stamps, in protect mode only (a monitor
+    // changes nothing), and the rest judges the final object.
+    let stamping = stamping(&settings)?;
+    let mut policy = header;
+    match (&stamping, mode) {
+        (Some(stamping), crate::Mode::Protect) => {
+            policy.push_str(&mutating(&format!("{name}-stamp"), stamping));
+        }
+        (Some(_), crate::Mode::Monitor) => policy.push_str(MONITOR_STAMPS_NOTHING),
+        (None, _) => {}
+    }
+    policy.push_str(&yaml(name, mode, &settings, &vap));
     let Some(webhook) = &vap.webhook else {
         return Ok(policy);
     };
-    // The webhook judges its requests with the settings as they are, lookups included.
-    let beside = crate::webhook_beside(name, mode, settings_yaml, webhook)?;
+    // The webhook judges its requests with the settings as they are, lookups included; under
+    // `stamp: true`, as the judging twin, the MutatingAdmissionPolicy stamping.
+    let judging = match stamping {
+        Some(_) => crate::judging_settings(settings_yaml)?,
+        None => settings_yaml.to_owned(),
+    };
+    let beside = crate::webhook_beside(name, mode, &judging, webhook)?;
     Ok(format!("{policy}{SPLIT}{beside}"))
 }
+
+/// What a monitor of settings that stamp says first: nothing is stamped.
+const MONITOR_STAMPS_NOTHING: &str = "\
+# Monitor mode: no MutatingAdmissionPolicy (a monitor changes nothing); generate with
+# MODE=protect for the one that stamps.
+";
 
 /// What a split policy says first, instead of [`HEADER`].
 const SPLIT_HEADER: &str = "\

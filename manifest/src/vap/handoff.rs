@@ -14,29 +14,12 @@ use crate::conditions::quote;
 /// CEL over the stored offer, the new one, the object's claims and the requester.
 pub(super) fn rule(object: &Group, around: &Around) -> String {
     let (old, new) = ("variables.oldOffer", "variables.newOffer");
-    let marks = object.marks;
-    let pattern = quote(&well_formed());
-    let well_formed = |text: &str| format!("{text}.matches({pattern})");
-    // An object mark moves: its claim differs between the sides (none on a CREATE's).
-    let moves = |i: usize| {
-        let (old, new) = (&object.old[i], &object.new[i]);
-        format!(
-            "(({}) ? !({}) : !({}))",
-            object.old_present,
-            old.same(new),
-            new.none()
-        )
-    };
-    let mark_moves = |text: &str| {
-        let any = or((0..marks.len()).map(|i| {
-            let head = quote(&format!("{}: ", marks[i].key));
-            format!("({text}.startsWith({head}) && {})", moves(i))
-        }));
-        format!("({} && ({any}))", well_formed(text))
-    };
     let (old_moves, new_moves) = (
-        format!("(size({old}) > 0 && {})", mark_moves(&format!("{old}[0]"))),
-        mark_moves(&format!("{new}[0]")),
+        format!(
+            "(size({old}) > 0 && {})",
+            mark_moves(object, &format!("{old}[0]"))
+        ),
+        mark_moves(object, &format!("{new}[0]")),
     );
     let made = made(object, around, &format!("{new}[0]"));
     // An offer withdrawn, unless its mark moves; changed (and made).
@@ -51,6 +34,35 @@ pub(super) fn rule(object: &Group, around: &Around) -> String {
         "!variables.judged ? '' : {old} == {new} ? ({old_moves} ? 'an offer of a mark that \
          moves must be consumed' : '') : size({new}) == 0 ? {withdrawn} : ({old_moves} || \
          {new_moves}) ? 'an offer cannot be made or changed while a mark moves' : ({made})"
+    )
+}
+
+/// CEL: the offer `text` is well-formed and its mark, an object mark, moves: its claim differs
+/// between the sides (none on a CREATE's).
+fn mark_moves(object: &Group, text: &str) -> String {
+    let moves = |i: usize| {
+        let (old, new) = (&object.old[i], &object.new[i]);
+        format!(
+            "(({}) ? !({}) : !({}))",
+            object.old_present,
+            old.same(new),
+            new.none()
+        )
+    };
+    let any = or((0..object.marks.len()).map(|i| {
+        let head = quote(&format!("{}: ", object.marks[i].key));
+        format!("({text}.startsWith({head}) && {})", moves(i))
+    }));
+    format!("({text}.matches({}) && ({any}))", quote(&well_formed()))
+}
+
+/// CEL: the request leaves behind an offer whose mark moved, which a stamping policy removes
+/// (`OfferRule::Consume`).
+pub(super) fn consumed(object: &Group) -> String {
+    let (old, new) = ("variables.oldOffer", "variables.newOffer");
+    format!(
+        "variables.judged && {old} == {new} && size({old}) > 0 && {}",
+        mark_moves(object, &format!("{old}[0]"))
     )
 }
 

@@ -20,10 +20,11 @@ pub fn refusals(settings: &Settings, split: Split) -> Vec<String> {
              --split to leave those writes to the webhook",
         );
     }
-    if settings.stamp || settings.stamp_only {
+    if settings.stamp_only {
         refuse(
-            "stamp",
-            "not generated yet: stamping needs a MutatingAdmissionPolicy",
+            "stampOnly",
+            "the stamping twin of a Kubewarden pair; generate from the settings with `stamp: \
+             true`, which write the MutatingAdmissionPolicy and the judging policy together",
         );
     }
     if alone && !settings.cluster_writers.is_empty() {

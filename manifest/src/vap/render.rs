@@ -4,6 +4,7 @@
 use single_owner_policy::Settings;
 
 use super::Vap;
+use super::stamp::Stamping;
 use crate::Mode;
 use crate::conditions::{MatchCondition, string_list};
 
@@ -102,6 +103,38 @@ fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, who: Option<&str
         block(&mut out, &value, 8);
     }
     out.push_str("---\n");
+    out
+}
+
+/// The MutatingAdmissionPolicy `name` that stamps, and its binding.
+pub fn mutating(name: &str, stamping: &Stamping) -> String {
+    let mut out = format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicy\n\
+         metadata:\n  name: {name}\nspec:\n  failurePolicy: Fail\n  reinvocationPolicy: Never\n  \
+         matchConstraints:\n    resourceRules:\n"
+    );
+    for rule in &stamping.resource_rules {
+        for line in rule.yaml().lines() {
+            out.push_str(&format!("      {line}\n"));
+        }
+    }
+    out.push_str("  matchConditions:\n");
+    let named = stamping
+        .match_conditions
+        .iter()
+        .map(|c| (&c.name, &c.expression));
+    named_expressions(&mut out, named);
+    out.push_str("  variables:\n");
+    let variables = stamping.variables.iter().map(|v| (&v.name, &v.expression));
+    named_expressions(&mut out, variables);
+    out.push_str(
+        "  mutations:\n    - patchType: JSONPatch\n      jsonPatch:\n        expression: ",
+    );
+    block(&mut out, &stamping.patch, 10);
+    out.push_str(&format!(
+        "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingAdmissionPolicyBinding\n\
+         metadata:\n  name: {name}\nspec:\n  policyName: {name}\n---\n"
+    ));
     out
 }
 

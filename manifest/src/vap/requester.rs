@@ -141,40 +141,57 @@ fn owner_is(id: &str, pattern: &str) -> String {
     if !pattern.contains("${") {
         return glob(id, pattern);
     }
-    // Each literal run as CEL, and as RE2 that matches it.
-    let filled = |run: &str, regex: bool| -> String {
-        let text = |literal: &str| match regex {
-            true => quote(&escape(literal)),
-            false => quote(literal),
-        };
-        let name = match regex {
-            true => "variables.account[3].replace('.', '\\\\.')",
-            false => "variables.account[3]",
-        };
-        let by_namespace: Vec<String> = (run.split(NAMESPACE_TEMPLATE))
-            .map(|part| {
-                let by_name: Vec<String> = part.split(NAME_TEMPLATE).map(text).collect();
-                by_name.join(&format!(" + {name} + "))
-            })
-            .collect();
-        by_namespace.join(" + variables.account[2] + ")
-    };
     let runs: Vec<&str> = pattern.split('*').collect();
     let test = match runs.as_slice() {
-        [run] => format!("{id} == {}", filled(run, false)),
+        [run] => format!("{id} == {}", fill(run, false)),
         [first, last] => {
-            let (first, last) = (filled(first, false), filled(last, false));
+            let (first, last) = (fill(first, false), fill(last, false));
             format!(
                 "{id}.startsWith({first}) && {id}.endsWith({last}) && size({id}) >= \
                  size({first}) + size({last})"
             )
         }
         runs => {
-            let runs: Vec<String> = runs.iter().map(|run| filled(run, true)).collect();
+            let runs: Vec<String> = runs.iter().map(|run| fill(run, true)).collect();
             format!("{id}.matches('^(?s:' + {} + ')$')", runs.join(" + '.*' + "))
         }
     };
     format!("(size(variables.account) == 4 && {test})")
+}
+
+/// CEL: a list of the owner pattern with its templates filled from the requesting service
+/// account (`identity::expand`), its runs joined by `*`; empty where it has templates and the
+/// requester is no service account.
+pub(super) fn filled(pattern: &str) -> String {
+    if !pattern.contains("${") {
+        return format!("[{}]", quote(pattern));
+    }
+    let runs: Vec<String> = pattern.split('*').map(|run| fill(run, false)).collect();
+    let text = runs.join(" + '*' + ");
+    match pattern.contains("${") {
+        true => format!("(size(variables.account) == 4 ? [{text}] : [])"),
+        false => format!("[{text}]"),
+    }
+}
+
+/// CEL: a literal run of an owner pattern, its templates filled from the service account, as
+/// text, or as RE2 that matches it (`regex`).
+fn fill(run: &str, regex: bool) -> String {
+    let text = |literal: &str| match regex {
+        true => quote(&escape(literal)),
+        false => quote(literal),
+    };
+    let name = match regex {
+        true => "variables.account[3].replace('.', '\\\\.')",
+        false => "variables.account[3]",
+    };
+    let by_namespace: Vec<String> = (run.split(NAMESPACE_TEMPLATE))
+        .map(|part| {
+            let by_name: Vec<String> = part.split(NAME_TEMPLATE).map(text).collect();
+            by_name.join(&format!(" + {name} + "))
+        })
+        .collect();
+    by_namespace.join(" + variables.account[2] + ")
 }
 
 /// CEL: `text` matches the `*` pattern exactly (`identity::matches`).

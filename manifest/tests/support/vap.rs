@@ -17,6 +17,7 @@ use std::rc::Rc;
 use cel::{Context, Env, Program};
 use serde_json::Value;
 use single_owner_manifest::ResourceRule;
+use single_owner_manifest::vap::stamp::Stamping;
 use single_owner_manifest::vap::{Rules, Split, Vap};
 use single_owner_policy::policy::{Payload, Verdict};
 use single_owner_policy::{NoHost, Settings};
@@ -188,6 +189,94 @@ impl Compiled {
             }
         }
         messages
+    }
+}
+
+/// A compiled MutatingAdmissionPolicy that stamps.
+pub struct CompiledStamping {
+    stamping: Stamping,
+    conditions: Conditions,
+    variables: Vec<(String, Rc<Program>)>,
+}
+
+impl CompiledStamping {
+    pub fn of(settings: &Settings) -> CompiledStamping {
+        let stamping = single_owner_manifest::vap::stamp::stamping(settings)
+            .expect("the settings fit a MutatingAdmissionPolicy")
+            .expect("the settings stamp");
+        CompiledStamping {
+            conditions: Conditions::compile(&stamping.match_conditions),
+            variables: (stamping.variables.iter())
+                .map(|v| (v.name.clone(), program_of(&v.expression)))
+                .collect(),
+            stamping,
+        }
+    }
+
+    /// The object as the policy patches it — its `stampLabels` and `stampAnnotations` added,
+    /// the offer removed where `consumeOffer` — or `None` where it changes nothing: what its
+    /// JSON patch, built from those variables, does.
+    pub fn patched(&self, request: &Value, offer: &str) -> Result<Option<Value>, String> {
+        if !matched(&self.stamping.resource_rules, request) {
+            return Ok(None);
+        }
+        let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
+        if !self.conditions.evaluate(&context)? {
+            return Ok(None);
+        }
+        let mut values: HashMap<Key, cel::Value> = HashMap::new();
+        for (name, program) in &self.variables {
+            context.add_variable_from_value("variables", map(&values));
+            let value = program
+                .execute(&context)
+                .map_err(|error| format!("variable {name}: {error:?}"))?;
+            values.insert(Key::String(Arc::new(name.clone())), value);
+        }
+        let get = |name: &str| values.get(&Key::String(Arc::new(name.to_owned())));
+        let mut object = request["object"].clone();
+        let mut changed = false;
+        for (field, name) in [
+            ("labels", "stampLabels"),
+            ("annotations", "stampAnnotations"),
+        ] {
+            let Some(cel::Value::Map(added)) = get(name) else {
+                return Err(format!("{name}: {:?}", get(name)));
+            };
+            for (key, value) in added.map.iter() {
+                let (Key::String(key), cel::Value::String(value)) = (key, value) else {
+                    return Err(format!("{name}: {key:?}: {value:?}"));
+                };
+                let metadata = &mut object["metadata"];
+                if !metadata[field].is_object() {
+                    metadata[field] = serde_json::json!({});
+                }
+                metadata[field][key.as_str()] = Value::from(value.as_str());
+                changed = true;
+            }
+        }
+        if get("consumeOffer") == Some(&cel::Value::Bool(true)) {
+            object["metadata"]["annotations"]
+                .as_object_mut()
+                .ok_or("consumeOffer without annotations")?
+                .remove(offer);
+            changed = true;
+        }
+        Ok(changed.then_some(object))
+    }
+}
+
+/// The object as the module's stamping twin (`stampOnly: true`) admits `request`: `None` where
+/// it changes nothing; `Err` where it cannot read it.
+pub fn module_patched(request: &Value, settings: &Value) -> Result<Option<Value>, ()> {
+    let mut settings = settings.clone();
+    settings["stampOnly"] = Value::from(true);
+    let payload = serde_json::json!({"request": request, "settings": settings});
+    let raw = serde_json::to_vec(&payload).unwrap();
+    let parsed = Payload::parse(&raw).map_err(|_| ())?;
+    match parsed.verdict(&NoHost) {
+        Verdict::Mutate(object) => Ok(Some(object)),
+        Verdict::Unreadable(_) => Err(()),
+        _ => Ok(None),
     }
 }
 
