@@ -45,8 +45,8 @@ use crate::{ResourceRule, judged_rules};
 use entries::Around;
 use messages::{SUBJECT, each_validation, entry_validation};
 use read::{
-    base_variables, each_templates, group, group_inline, guarded, guarded_list, one_templates,
-    path_or_null, push, read_once,
+    base_variables, each_templates, group, group_inline, guarded, guarded_list, object_group,
+    one_templates, path_or_null, push, read_once,
 };
 
 pub use file::{Lookups, manifest};
@@ -200,23 +200,9 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
     variables.extend(writes::variables(settings));
     let mut validations = Vec::new();
     let marks = settings.owner_marks.as_slice();
-    let around = Around {
-        settings,
-        offer: "variables.oldOffer",
-        offer_well_formed: "variables.oldOfferWellFormed",
-        namespace: "variables.namespace",
-        cluster: "variables.clusterScoped",
-        binding: "variables.binding",
-    };
+    let around = Around::of(settings);
     // The object's marks.
-    let object = group(
-        settings,
-        &mut variables,
-        "object",
-        "oldObject",
-        "object",
-        "oldObject != null",
-    );
+    let object = object_group(settings, &mut variables);
     if settings.judges_writes() {
         push(&mut variables, "objectKept", object.kept());
     }

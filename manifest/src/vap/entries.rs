@@ -44,6 +44,21 @@ pub(super) struct Around<'s> {
     pub binding: &'s str,
 }
 
+impl<'s> Around<'s> {
+    /// What the rules read beside the claims, in the variables every policy holds
+    /// (`read::base_variables`).
+    pub fn of(settings: &'s Settings) -> Around<'s> {
+        Around {
+            settings,
+            offer: "variables.oldOffer",
+            offer_well_formed: "variables.oldOfferWellFormed",
+            namespace: "variables.namespace",
+            cluster: "variables.clusterScoped",
+            binding: "variables.binding",
+        }
+    }
+}
+
 impl Group<'_> {
     /// What mark `i`'s new owner breaks by its value or scope, `''` for nothing.
     pub fn fit(&self, i: usize, around: &Around) -> String {

@@ -164,6 +164,18 @@ pub(super) fn group<'s>(
     }
 }
 
+/// The object's claims, read once into variables named `object…`.
+pub(super) fn object_group<'s>(settings: &'s Settings, variables: &mut Vec<Variable>) -> Group<'s> {
+    group(
+        settings,
+        variables,
+        "object",
+        "oldObject",
+        "object",
+        "oldObject != null",
+    )
+}
+
 /// The claims of one item of a list of templates, read once in a comprehension, where `old`
 /// and `new` are its stored and new templates (CEL, `null` where absent): bound by one-element
 /// lists (`[x].map(c, …)[0]`, each list of one type, as Kubernetes wants literals) — `ot` and

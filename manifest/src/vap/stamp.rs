@@ -13,7 +13,7 @@ use single_owner_policy::{Access, Format, Settings};
 
 use super::claims::{Claim, companion};
 use super::entries::{Around, Group};
-use super::read::{base_variables, group};
+use super::read::{base_variables, object_group};
 use super::{Variable, handoff, requester, trust};
 use crate::conditions::{MatchCondition, match_conditions, quote};
 use crate::{ResourceRule, judged_rules};
@@ -39,22 +39,8 @@ pub fn stamping(settings: &Settings) -> Result<Option<Stamping>, String> {
     let settings = &twin;
     let mut variables = base_variables(settings);
     variables.extend(requester::variables(settings));
-    let object = group(
-        settings,
-        &mut variables,
-        "object",
-        "oldObject",
-        "object",
-        "oldObject != null",
-    );
-    let around = Around {
-        settings,
-        offer: "variables.oldOffer",
-        offer_well_formed: "variables.oldOfferWellFormed",
-        namespace: "variables.namespace",
-        cluster: "variables.clusterScoped",
-        binding: "variables.binding",
-    };
+    let object = object_group(settings, &mut variables);
+    let around = Around::of(settings);
     let patch =
         self::variables(settings, &object, &around, &mut variables).expect("the settings stamp");
     for variable in &mut variables {

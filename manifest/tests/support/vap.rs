@@ -113,15 +113,7 @@ impl Compiled {
         if !denies && !warns {
             return Ok(Outcome::Allowed);
         }
-        let mut values: HashMap<Key, cel::Value> = HashMap::new();
-        for (name, program) in &self.variables {
-            context.add_variable_from_value("variables", map(&values));
-            let value = program
-                .execute(&context)
-                .map_err(|error| format!("variable {name}: {error:?}"))?;
-            values.insert(Key::String(Arc::new(name.clone())), value);
-        }
-        context.add_variable_from_value("variables", map(&values));
+        let values = evaluate(&self.variables, &mut context)?;
         let mut broken = BTreeSet::new();
         for (program, validation) in self.validations.iter().zip(&self.vap.validations) {
             match program.execute(&context) {
@@ -168,13 +160,7 @@ impl Compiled {
     /// variables evaluated as for [`Compiled::outcome`].
     pub fn messages(&self, request: &Value) -> Vec<String> {
         let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
-        let mut values: HashMap<Key, cel::Value> = HashMap::new();
-        for (name, program) in &self.variables {
-            context.add_variable_from_value("variables", map(&values));
-            let value = program.execute(&context).unwrap();
-            values.insert(Key::String(Arc::new(name.clone())), value);
-        }
-        context.add_variable_from_value("variables", map(&values));
+        evaluate(&self.variables, &mut context).unwrap();
         let mut messages = Vec::new();
         for (program, validation) in self.validations.iter().zip(&self.vap.validations) {
             if validation.rules == Rules::Offer
@@ -224,14 +210,7 @@ impl CompiledStamping {
         if !self.conditions.evaluate(&context)? {
             return Ok(None);
         }
-        let mut values: HashMap<Key, cel::Value> = HashMap::new();
-        for (name, program) in &self.variables {
-            context.add_variable_from_value("variables", map(&values));
-            let value = program
-                .execute(&context)
-                .map_err(|error| format!("variable {name}: {error:?}"))?;
-            values.insert(Key::String(Arc::new(name.clone())), value);
-        }
+        let values = evaluate(&self.variables, &mut context)?;
         let get = |name: &str| values.get(&Key::String(Arc::new(name.to_owned())));
         let mut object = request["object"].clone();
         let mut changed = false;
@@ -293,6 +272,25 @@ pub fn module_lines(request: &Value, settings: &Value) -> Vec<String> {
 
 fn program_of(expression: &str) -> Rc<Program> {
     program(expression).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Evaluates `variables` in order, each visible to the later ones as `variables.<name>`, as
+/// the API server does (eagerly: an error in any is an error here), and leaves them all in
+/// `context`.
+fn evaluate(
+    variables: &[(String, Rc<Program>)],
+    context: &mut Context<'static, 'static>,
+) -> Result<HashMap<Key, cel::Value>, String> {
+    let mut values: HashMap<Key, cel::Value> = HashMap::new();
+    for (name, program) in variables {
+        context.add_variable_from_value("variables", map(&values));
+        let value = program
+            .execute(context)
+            .map_err(|error| format!("variable {name}: {error:?}"))?;
+        values.insert(Key::String(Arc::new(name.clone())), value);
+    }
+    context.add_variable_from_value("variables", map(&values));
+    Ok(values)
 }
 
 fn map(values: &HashMap<Key, cel::Value>) -> cel::Value {
