@@ -170,6 +170,12 @@ pub(crate) fn string_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> 
 }
 
 /// CEL, on one line: the request's kind is one of `kinds`, as `(group, kinds)`.
+/// CEL: a condition true for every `text` the `*` pattern matches, and possibly more (its
+/// first literal a prefix, the others substrings, its last a suffix).
+pub(crate) fn widened_glob(text: &str, pattern: &str) -> String {
+    requester::glob(text, pattern).flat()
+}
+
 pub(crate) fn kind_test(kinds: &[(&str, &[&str])]) -> String {
     kind_is(kinds).flat()
 }

@@ -21,7 +21,7 @@ use single_owner_policy::{Access, CONTROLLERS, Format, MarkPlace, OwnerMark, Set
 
 use super::claims::{Claim, companion, or};
 use super::read::{each_templates, field, meta_map, one_templates, path_or_null};
-use crate::conditions::{kind_test, quote, string_list};
+use crate::conditions::{kind_test, quote, string_list, widened_glob};
 
 /// CEL: the request is the webhook's to judge; `None` when the policy judges every request.
 pub fn condition(settings: &Settings) -> Option<String> {
@@ -100,21 +100,7 @@ fn leftovers(settings: &Settings) -> Option<String> {
             })
         }));
     let mut places = vec![moved];
-    for (path, kinds) in one_templates() {
-        let stored = path_or_null("oldObject", &path);
-        places.push(format!(
-            "(({}) && [{stored}].exists(t, {carried}))",
-            kind_test(&kinds)
-        ));
-    }
-    for (list, template, _, kinds) in each_templates() {
-        let stored = path_or_null("oldObject", &list);
-        let template = path_or_null("o", &template);
-        places.push(format!(
-            "(({}) && {stored} != null && {stored}.exists(o, [{template}].exists(t, {carried})))",
-            kind_test(&kinds)
-        ));
-    }
+    places.extend(in_templates("oldObject", &carried));
     Some(format!(
         "request.operation == 'UPDATE' && oldObject != null && object != null && ({})",
         places.join(" || ")
@@ -154,23 +140,31 @@ fn tracked(settings: &Settings) -> Option<String> {
         places.push(format!(
             "[{annotations}].exists(a, {offer} in a && {keys}.exists(k, a[{offer}].contains(k)))"
         ));
-        for (path, kinds) in one_templates() {
-            let template = path_or_null(root, &path);
-            places.push(format!(
-                "(({}) && [{template}].exists(t, {carried}))",
-                kind_test(&kinds)
-            ));
-        }
-        for (list, template, _, kinds) in each_templates() {
-            let items = path_or_null(root, &list);
-            let template = path_or_null("o", &template);
-            places.push(format!(
-                "(({}) && {items} != null && {items}.exists(o, [{template}].exists(t, {carried})))",
-                kind_test(&kinds)
-            ));
-        }
+        places.extend(in_templates(root, &carried));
     }
     Some(places.join(" || "))
+}
+
+/// CEL, a condition per place of templates: one of `root`'s templates (of a kind that keeps
+/// them there) holds `carried`, a condition of the template bound as `t`.
+fn in_templates(root: &str, carried: &str) -> Vec<String> {
+    let mut places = Vec::new();
+    for (path, kinds) in one_templates() {
+        let template = path_or_null(root, &path);
+        places.push(format!(
+            "(({}) && [{template}].exists(t, {carried}))",
+            kind_test(&kinds)
+        ));
+    }
+    for (list, template, _, kinds) in each_templates() {
+        let items = path_or_null(root, &list);
+        let template = path_or_null("o", &template);
+        places.push(format!(
+            "(({}) && {items} != null && {items}.exists(o, [{template}].exists(t, {carried})))",
+            kind_test(&kinds)
+        ));
+    }
+    places
 }
 
 /// CEL: `root` (an object or `null`) has an owner reference to one of `kinds`.
@@ -182,21 +176,9 @@ fn referenced(root: &str, kinds: &[&str]) -> String {
     )
 }
 
-/// CEL: an identity with grants may bind the requester: one of its user patterns (widened to
-/// its first literal as a prefix, its last as a suffix) or group patterns matches.
+/// CEL: an identity with grants may bind the requester: one of its user or group patterns,
+/// widened as the webhook's conditions widen them, matches.
 fn granted(settings: &Settings) -> Option<String> {
-    let widened = |text: &str, pattern: &str| {
-        let runs: Vec<&str> = pattern.split('*').collect();
-        match runs.as_slice() {
-            [literal] => format!("{text} == {}", quote(literal)),
-            [first, .., last] => format!(
-                "({text}.startsWith({}) && {text}.endsWith({}))",
-                quote(first),
-                quote(last)
-            ),
-            [] => "true".to_owned(),
-        }
-    };
     let mut bound = Vec::new();
     for identity in &settings.identities {
         if identity.level() != Access::Changes {
@@ -205,13 +187,13 @@ fn granted(settings: &Settings) -> Option<String> {
         for pattern in &identity.users {
             bound.push(format!(
                 "(has(request.userInfo.username) && {})",
-                widened("request.userInfo.username", pattern)
+                widened_glob("request.userInfo.username", pattern)
             ));
         }
         for pattern in &identity.groups {
             bound.push(format!(
                 "(has(request.userInfo.groups) && request.userInfo.groups.exists(g, {}))",
-                widened("g", pattern)
+                widened_glob("g", pattern)
             ));
         }
     }

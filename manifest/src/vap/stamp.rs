@@ -41,8 +41,7 @@ pub fn stamping(settings: &Settings) -> Result<Option<Stamping>, String> {
     variables.extend(requester::variables(settings));
     let object = object_group(settings, &mut variables);
     let around = Around::of(settings);
-    let patch =
-        self::variables(settings, &object, &around, &mut variables).expect("the settings stamp");
+    let patch = self::variables(settings, &object, &around, &mut variables);
     for variable in &mut variables {
         variable.expression = super::layout::lay_out(&variable.expression);
     }
@@ -58,17 +57,14 @@ pub fn stamping(settings: &Settings) -> Result<Option<Stamping>, String> {
     }))
 }
 
-/// The variables that say what to change, then the patch, as CEL; `None` unless the settings
-/// stamp. `object` is the object's group of claims, read into `variables` already.
+/// The variables that say what to change, then the patch, as CEL. `object` is the object's
+/// group of claims, read into `variables` already.
 fn variables(
     settings: &Settings,
     object: &Group,
     around: &Around,
     variables: &mut Vec<Variable>,
-) -> Option<String> {
-    if !settings.stamp {
-        return None;
-    }
+) -> String {
     let mut push = |name: &str, expression: String| {
         variables.push(Variable {
             name: name.to_owned(),
@@ -168,12 +164,12 @@ fn variables(
              jsonpatch.escapeKey(k), value: variables.{map}[k]}}))"
         )
     };
-    Some(format!(
+    format!(
         "{} + {} + (variables.consumeOffer ? [JSONPatch{{op: 'remove', path: \
          '/metadata/annotations/' + jsonpatch.escapeKey({offer})}}] : [])",
         add("stampLabels", "labels"),
         add("stampAnnotations", "annotations")
-    ))
+    )
 }
 
 /// CEL: the lists joined, `[]` for none.
