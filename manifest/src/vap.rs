@@ -14,13 +14,13 @@
 //!
 //! **What it refuses** ([`refusals`]): every setting that needs a read the API server cannot
 //! make (`clusterWriters`, `parentKinds`, `ownerLookup`, `writes: Owner`'s reaches) — unless
-//! the split leaves the requests that read to the webhook ([`split`]) — and what is not
-//! generated yet (tracking ids alone). Each is named with why. Under `stamp: true` it judges
+//! the split leaves the requests that read to the webhook ([`split`]). Each is named with
+//! why. Under `stamp: true` it judges
 //! the final object, after the MutatingAdmissionPolicy that stamps ([`stamp`]).
 //!
 //! Portable CEL and `matches` (RE2; the tests' cel-rust reads the same syntax); with
-//! identities, also `split` and `replace` of Kubernetes' strings extension. No optional types,
-//! no list extensions.
+//! identities, also `split` and `replace` of Kubernetes' strings extension, and `split` for
+//! Argo CD tracking ids. No optional types, no list extensions.
 
 mod claims;
 mod entries;
@@ -38,7 +38,7 @@ pub mod stamp;
 mod trust;
 mod writes;
 
-use single_owner_policy::{Format, Settings};
+use single_owner_policy::Settings;
 
 use crate::conditions::{MatchCondition, match_conditions, quote};
 use crate::{ResourceRule, judged_rules};
@@ -175,7 +175,7 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
     // Under `stamp: true`, the policy judges the final object, as the judging twin
     // (`stamp: false`) does, after the MutatingAdmissionPolicy ([`stamp`]).
     let judging;
-    let full = match settings.stamp {
+    let settings = match settings.stamp {
         true => {
             judging = Settings {
                 stamp: false,
@@ -184,16 +184,6 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
             &judging
         }
         false => settings,
-    };
-    // With the split, the objects that carry a tracking id are the webhook's: the rules are
-    // written for the other marks, which are all those objects carry.
-    let untracked;
-    let settings = match split {
-        Split::WithWebhook if has_tracking(full) => {
-            untracked = split::untracked(full);
-            &untracked
-        }
-        _ => full,
     };
     let mut variables = base_variables(settings);
     variables.extend(requester::variables(settings));
@@ -327,8 +317,8 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
             long.name
         ));
     }
-    let mut match_conditions = match_conditions(full);
-    match_conditions.extend(trust::condition(full)?);
+    let mut match_conditions = match_conditions(settings);
+    match_conditions.extend(trust::condition(settings)?);
     Ok(Vap {
         resource_rules: (judged_rules(settings.judged_operations()).into_iter())
             .map(|(rule, _)| rule)
@@ -339,14 +329,9 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
         exempt: exempt_condition(settings),
         webhook: match split {
             Split::Alone => None,
-            Split::WithWebhook => split::condition(full),
+            Split::WithWebhook => split::condition(settings),
         },
     })
-}
-
-/// Whether a mark of the settings is an Argo CD tracking id.
-fn has_tracking(settings: &Settings) -> bool {
-    (settings.owner_marks.iter()).any(|mark| mark.format == Format::ArgoCdTrackingId)
 }
 
 /// CEL: what a DELETE breaks in mark `i` of the stored template `template` of a list item,

@@ -566,6 +566,148 @@ fn the_policy_agrees_with_the_module_on_every_identity_and_act_() {
 }
 
 #[test]
+fn the_policy_agrees_with_the_module_on_every_tracking_id() {
+    support::vap::deep(the_policy_agrees_with_the_module_on_every_tracking_id_);
+}
+
+/// Every pair of Argo CD tracking ids, stored and new — one naming the object, another object,
+/// the object in another namespace or of another kind, one that does not parse, none — on a
+/// namespaced object, a cluster-scoped one and a Namespace; and offers of a tracked object to
+/// receivers a tracking id could name and could not, made and taken. Under Argo CD's marks as
+/// the example has them (without lookups, so that the policy judges every request), and with
+/// adoption and orphaning denied.
+fn the_policy_agrees_with_the_module_on_every_tracking_id_() {
+    let (name, _, json) = setup("argo-cd without lookups");
+    let mut strict = json.clone();
+    strict["adoption"] = Value::from("Deny");
+    strict["orphaning"] = Value::from("Deny");
+    let setups = [
+        (name.clone(), json),
+        (format!("{name}, adoption and orphaning denied"), strict),
+    ];
+    // (group, kind, resource, the request's namespace, name)
+    let objects = [
+        ("", "ConfigMap", "configmaps", "team-a", "c"),
+        (
+            "rbac.authorization.k8s.io",
+            "ClusterRole",
+            "clusterroles",
+            "",
+            "c",
+        ),
+        ("", "Namespace", "namespaces", "team-a", "team-a"),
+    ];
+    const TRACKING: &str = "argocd.argoproj.io/tracking-id";
+    let requester = ("alice", vec!["system:authenticated"]);
+    let mut compared = Compared::default();
+    for (setup, json) in setups {
+        let (parsed, json) = settings(&json.to_string());
+        let vap = Compiled::of(&parsed);
+        let offer = parsed.offer_annotation.as_str();
+        for (group, kind, resource, namespace, name) in objects {
+            let object = format!("{group}/{kind}:{namespace}/{name}");
+            let ids: Vec<Option<String>> = [
+                format!("guestbook:{object}"),
+                format!("other:{object}"),
+                format!(":{object}"),
+                format!("guestbook:{group}/{kind}:{namespace}/elsewhere"),
+                format!("guestbook:{group}/{kind}:shop/{name}"),
+                format!("guestbook:apps/Deployment:{namespace}/{name}"),
+                format!("guestbook:{object}/x"),
+                format!("a:b:{object}"),
+                "guestbook".to_owned(),
+                String::new(),
+            ]
+            .into_iter()
+            .map(Some)
+            .chain([None])
+            .collect();
+            let metadata = |id: Option<&str>, offered: Option<&str>, helm: bool| {
+                let mut metadata = serde_json::json!({"name": name, "annotations": {}});
+                if !namespace.is_empty() && kind != "Namespace" {
+                    metadata["namespace"] = Value::from(namespace);
+                }
+                let annotations = &mut metadata["annotations"];
+                if let Some(id) = id {
+                    annotations[TRACKING] = Value::from(id);
+                }
+                if let Some(text) = offered {
+                    annotations[offer] = Value::from(text);
+                }
+                if helm {
+                    annotations["meta.helm.sh/release-name"] = Value::from("web");
+                    annotations["meta.helm.sh/release-namespace"] = Value::from("shop");
+                }
+                let api_version = match group {
+                    "" => "v1".to_owned(),
+                    group => format!("{group}/v1"),
+                };
+                serde_json::json!({"apiVersion": api_version, "kind": kind, "metadata": metadata})
+            };
+            let mut acts = Vec::new();
+            for new in &ids {
+                acts.push(("CREATE", Value::Null, metadata(new.as_deref(), None, false)));
+                for old in &ids {
+                    acts.push((
+                        "UPDATE",
+                        metadata(old.as_deref(), None, false),
+                        metadata(new.as_deref(), None, false),
+                    ));
+                }
+            }
+            let own = format!("guestbook:{object}");
+            let tracked = |id: &str, offered: Option<&str>| metadata(Some(id), offered, false);
+            for receiver in [
+                "other",
+                "team-a/other",
+                "a:b",
+                "meta.helm.sh/release-name: other",
+                "meta.helm.sh/release-name: shop/web",
+            ] {
+                let text = format!("{TRACKING}: guestbook -> {receiver}");
+                acts.push(("UPDATE", tracked(&own, None), tracked(&own, Some(&text))));
+            }
+            for receiver in ["guestbook", "team-a/x"] {
+                let text = format!("meta.helm.sh/release-name: shop/web -> {TRACKING}: {receiver}");
+                let offered = metadata(None, Some(&text), true);
+                acts.push(("UPDATE", metadata(None, None, true), offered.clone()));
+                let taken = format!("{receiver}:{object}");
+                acts.push(("UPDATE", offered, tracked(&taken, None)));
+            }
+            let text = format!("{TRACKING}: guestbook -> other");
+            let taken = format!("other:{object}");
+            acts.push(("UPDATE", tracked(&own, Some(&text)), tracked(&taken, None)));
+            acts.push((
+                "UPDATE",
+                tracked(&own, Some(&text)),
+                tracked(&taken, Some(&text)),
+            ));
+            for (operation, old, new) in acts {
+                let request = serde_json::json!({
+                    "uid": "u", "operation": operation, "name": name, "namespace": namespace,
+                    "kind": {"group": group, "version": "v1", "kind": kind},
+                    "resource": {"group": group, "version": "v1", "resource": resource},
+                    "userInfo": {"username": requester.0, "groups": requester.1},
+                    "object": new, "oldObject": old, "options": null,
+                });
+                compared.compare_all(&format!("{setup}, {kind}"), &vap, &request, &json);
+            }
+        }
+    }
+    compared.assert_agreed();
+    for rule in [
+        "owner change",
+        "owner value",
+        "adoption",
+        "orphaning",
+        "offer",
+    ] {
+        assert!(compared.rules.contains_key(rule), "{rule}: {compared:?}");
+    }
+    eprintln!("tracking ids: {compared:?}");
+}
+
+#[test]
 fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object() {
     support::vap::deep(the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_);
 }
@@ -925,11 +1067,7 @@ fn settings_that_need_the_webhook_are_refused_with_each_reason() {
         vec![
             expected(
                 "argo-cd",
-                &[
-                    "ownerMarks[0].ownerLookup",
-                    "ownerMarks[0].format",
-                    "ownerMarks[1].ownerLookup"
-                ]
+                &["ownerMarks[0].ownerLookup", "ownerMarks[1].ownerLookup"]
             ),
             expected("camel-k", &["parentKinds"]),
             expected(

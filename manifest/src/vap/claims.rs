@@ -4,8 +4,9 @@
 //! it names a valid owner (`Claim::owner`), and whether that owner fits the object's scope
 //! (`scope::fit`).
 
-use single_owner_policy::OwnerMark;
+use single_owner_policy::{Format, OwnerMark};
 
+use super::read::path_or_null;
 use crate::conditions::{quote, string_list};
 
 /// One side's claim under one mark: CEL expressions of lists of at most one string.
@@ -15,6 +16,9 @@ pub(super) struct Claim {
     pub value: String,
     /// The companion key's value, for a mark with `kindKey` or `namespaceKey`.
     pub part: Option<String>,
+    /// For an Argo CD tracking id: whether the value is one that does not parse, which is then
+    /// all of it (a CEL bool).
+    pub malformed: Option<String>,
     /// What is read out of it, where it is read once into variables.
     pub read: Option<Read>,
 }
@@ -28,8 +32,19 @@ pub(super) struct Read {
 }
 
 impl Claim {
-    /// The claim read from the map of metadata `map` (a CEL map of strings), `mark`'s keys.
-    pub fn read(mark: &OwnerMark, map: &str) -> Claim {
+    /// The claim read from the map of metadata `map` (a CEL map of strings), `mark`'s keys, on
+    /// the object `on` (CEL), or in a template (`None`).
+    pub fn read(mark: &OwnerMark, map: &str, on: Option<&str>) -> Claim {
+        let raw = Claim::raw(mark, map);
+        match mark.format {
+            Format::ArgoCdTrackingId => tracking(&raw.value, on),
+            Format::Plain => raw,
+        }
+    }
+
+    /// `mark`'s keys in the map of metadata `map`, as written: the claim itself but for a
+    /// tracking id, whose value it holds whole. Two claims differ only where these do.
+    pub fn raw(mark: &OwnerMark, map: &str) -> Claim {
         let key = |key: &str| {
             let key = quote(key);
             format!("({key} in {map} ? [{map}[{key}]] : [])")
@@ -37,6 +52,7 @@ impl Claim {
         Claim {
             value: key(&mark.key),
             part: companion(mark).map(key),
+            malformed: None,
             read: None,
         }
     }
@@ -54,8 +70,10 @@ impl Claim {
 
     /// Whether two claims say the same (`Claim`'s equality).
     pub fn same(&self, other: &Claim) -> String {
-        match (&self.part, &other.part) {
-            (Some(a), Some(b)) => format!("{} == {} && {a} == {b}", self.value, other.value),
+        match (&self.part, &other.part, &self.malformed, &other.malformed) {
+            (Some(a), Some(b), _, _) | (_, _, Some(a), Some(b)) => {
+                format!("{} == {} && {a} == {b}", self.value, other.value)
+            }
             _ => format!("{} == {}", self.value, other.value),
         }
     }
@@ -83,6 +101,9 @@ impl Claim {
         }
         let v = &self.value;
         let set = format!("size({v}) > 0 && {v}[0] != ''");
+        if let Some(malformed) = &self.malformed {
+            return format!("{set} && !({malformed})");
+        }
         let Some(part) = &self.part else {
             if !mark.has_kinds() {
                 return set;
@@ -141,6 +162,52 @@ impl Claim {
         ternary(&valid, &format!("({scope})"), "'owner value'")
     }
 }
+
+/// The claim of an Argo CD tracking id whose value is `raw` (a list of at most one string), on
+/// the object `on` (CEL) or in a template (`None`), as `Claim::read` reads it: in a template,
+/// none; on the object, the app of an id that names the object, none for one that names another
+/// object, or all of the value of one that does not parse (`parse_tracking_id`, Argo CD's
+/// `ParseAppInstanceValue`: three `:`-separated parts, the last two with one `/` each). The id
+/// names the object as `Tracked::is` compares them (`isSelfReferencedObj`): group, kind, name,
+/// and the namespace unless the object is cluster-scoped. Neither a group, a kind nor a name
+/// holds `:` or `/`, so the parts are compared whole.
+fn tracking(raw: &str, on: Option<&str>) -> Claim {
+    let Some(object) = on else {
+        return Claim {
+            value: "[]".to_owned(),
+            part: None,
+            malformed: Some("false".to_owned()),
+            read: None,
+        };
+    };
+    let well_formed = |id: &str| format!("{id}.matches({})", quote(TRACKING_ID));
+    let name = format!(
+        "({0} == null ? '' : {0})",
+        path_or_null(object, &["metadata", "name"])
+    );
+    let names_it = format!(
+        "p[1] == request.kind.group + '/' + request.kind.kind && (variables.clusterScoped ? \
+         p[2].endsWith('/' + {name}) : p[2] == variables.namespace + '/' + {name})"
+    );
+    Claim {
+        value: format!(
+            "[{raw}].map(r, size(r) == 0 || !{} ? r : [r[0].split(':')].map(p, {names_it} ? \
+             [p[0]] : [])[0])[0]",
+            well_formed("r[0]")
+        ),
+        part: None,
+        malformed: Some(format!(
+            "[{raw}].map(r, size(r) > 0 && !{})[0]",
+            well_formed("r[0]")
+        )),
+        read: None,
+    }
+}
+
+/// A tracking id that parses: `<app>:<group>/<kind>:<namespace>/<name>`, each part free of
+/// `:`, the last two with one `/`. A negated class matches a line break too, so that a value
+/// holding one parses as `split` parses it.
+const TRACKING_ID: &str = "^[^:]*:[^:/]*/[^:/]*:[^:/]*/[^:/]*$";
 
 /// A kind's name and the rest of a namespaced owner's value: `<namespace>.<name>`, each part
 /// non-empty, split at the first `.` (`split_once`); `(?s)`: a name may hold a line break.

@@ -1,7 +1,7 @@
 //! The offer rule in CEL (`handoff::rule`): an offer left behind by a move, made beside one,
 //! or made wrong (`offer_fault`), over the stored and new offers and the object's claims.
 
-use single_owner_policy::OwnerMark;
+use single_owner_policy::{Format, OwnerMark};
 
 use super::claims::{escape, or};
 use super::entries::{Around, Group};
@@ -147,6 +147,10 @@ fn receiver_fits(mark: &OwnerMark, text: &str, under: Option<&str>, around: &Aro
         |pattern: &str| format!("{text}.matches({})", quote(&receiver_is(under, pattern)));
     if mark.namespace_key.is_some() {
         return matching(&format!("{}/{w}", not("/")));
+    }
+    if mark.format == Format::ArgoCdTrackingId {
+        // An app's name: no tracking id could name one with `:` or `/`.
+        return matching(&not(":/"));
     }
     if !mark.has_kinds() {
         return "true".to_owned();

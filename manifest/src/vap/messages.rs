@@ -7,9 +7,10 @@ use super::read::field;
 use super::{Rules, Validation};
 use crate::conditions::quote;
 
-/// How messages name the object (`ObjectRef`): `<Kind> <namespace>/<name>`, `(generated name)`
-/// for one not named yet, then the subresource written.
-pub(super) const SUBJECT: &str = "request.kind.kind + ' ' + (variables.namespace != '' ? \
+/// How messages name the object (`ObjectRef`): `<Kind> <namespace>/<name>`, the namespace left
+/// out for a cluster-scoped object (a Namespace too), `(generated name)` for one not named yet,
+/// then the subresource written.
+pub(super) const SUBJECT: &str = "request.kind.kind + ' ' + (!variables.clusterScoped ? \
      variables.namespace + '/' : '') + (has(request.name) && request.name != '' ? request.name : \
      '(generated name)') + (variables.subresource != '' ? ' (subresource ' + \
      variables.subresource + ')' : '')";

@@ -112,34 +112,32 @@ pub(super) fn group<'s>(
     new: &str,
     old_present: &str,
 ) -> Group<'s> {
+    let template = prefix != "object";
     let mut claims = |side: &str, root: &str| {
         let maps = [("Labels", "labels"), ("Annotations", "annotations")].map(|(name, field)| {
             let name = format!("{prefix}{side}{name}");
             push(variables, &name, meta_map(root, field));
             format!("variables.{name}")
         });
+        let on = (!template).then_some(root);
         let read: Vec<Claim> = (settings.owner_marks.iter())
             .map(|mark| match mark.place {
-                MarkPlace::Label => Claim::read(mark, &maps[0]),
-                MarkPlace::Annotation => Claim::read(mark, &maps[1]),
+                MarkPlace::Label => Claim::read(mark, &maps[0], on),
+                MarkPlace::Annotation => Claim::read(mark, &maps[1], on),
             })
             .collect();
         (read.into_iter().zip(&settings.owner_marks).enumerate())
             .map(|(i, (claim, mark))| {
                 let name = format!("{prefix}{side}{i}");
-                push(variables, &format!("{name}v"), claim.value);
-                let part = claim.part.map(|part| {
-                    push(variables, &format!("{name}p"), part);
-                    format!("variables.{name}p")
-                });
-                let claim = Claim {
-                    value: format!("variables.{name}v"),
-                    part,
-                    read: None,
-                };
                 let mut once = |what: &str, expression: String| {
                     push(variables, &format!("{name}{what}"), expression);
                     format!("variables.{name}{what}")
+                };
+                let claim = Claim {
+                    value: once("v", claim.value),
+                    part: claim.part.map(|part| once("p", part)),
+                    malformed: claim.malformed.map(|malformed| once("m", malformed)),
+                    read: None,
                 };
                 let read = Read {
                     none: once("None", claim.none()),
@@ -160,7 +158,7 @@ pub(super) fn group<'s>(
         old,
         new,
         old_present: old_present.to_owned(),
-        template: prefix != "object",
+        template,
     }
 }
 
@@ -196,16 +194,15 @@ pub(super) fn group_inline<'s>(
                     MarkPlace::Label => maps[0],
                     MarkPlace::Annotation => maps[1],
                 };
-                let claim = Claim::read(mark, map);
+                let claim = Claim::read(mark, map, None);
                 let mut at = |expression: String| {
                     claims.push(expression);
                     format!("c[{}]", claims.len() - 1)
                 };
-                let value = at(claim.value);
-                let part = claim.part.map(&mut at);
                 let claim = Claim {
-                    value,
-                    part,
+                    value: at(claim.value),
+                    part: claim.part.map(&mut at),
+                    malformed: claim.malformed,
                     read: None,
                 };
                 ids.push(claim.id(mark));

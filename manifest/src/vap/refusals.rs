@@ -1,7 +1,7 @@
 //! What the generator refuses: every setting the policy in the API server cannot judge as the
 //! module does, each named with why, and what to generate instead.
 
-use single_owner_policy::{Format, Settings};
+use single_owner_policy::Settings;
 
 use super::{Split, trust};
 
@@ -56,14 +56,6 @@ pub fn refusals(settings: &Settings, split: Split) -> Vec<String> {
                  (kubernetes/kubernetes#133631); generate --without-lookups for a policy that \
                  never lets another owner adopt a leftover, or --split to leave the moves of \
                  owners to the webhook",
-            );
-        }
-        if alone && mark.format == Format::ArgoCdTrackingId {
-            refuse(
-                &format!("{field}.format"),
-                "not generated yet: a tracking id names its owner and the object it was made \
-                 for, which the webhook reads apart; generate --split to leave the objects that \
-                 carry one to the webhook",
             );
         }
     }

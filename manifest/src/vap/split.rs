@@ -15,13 +15,12 @@
 //! | `parentKinds` (and `clusterWriters`' kinds): the object's controller (`src/derivation.rs`) | a write of an object with an owner reference to a kind of `parentKinds` |
 //! | `ownerLookup`: the stored owner of a mark a denied request moves (`src/leftover.rs`) | an UPDATE that moves the stored owner of a mark with `ownerLookup`, on the object or in a template (in a list of templates: an UPDATE of one that carries such a mark) |
 //! | — (not generated: the grants of `changes` and `access: InjectCA`) | a request by a user or group an identity with grants names |
-//! | — (not generated: Argo CD tracking ids) | a write of an object that carries one, stored or new, on itself or in a template, or whose offer names its key |
 
 use single_owner_policy::{Access, CONTROLLERS, Format, MarkPlace, OwnerMark, Settings};
 
 use super::claims::{Claim, companion, or};
 use super::read::{each_templates, field, meta_map, one_templates, path_or_null};
-use crate::conditions::{kind_test, quote, string_list, widened_glob};
+use crate::conditions::{kind_test, string_list, widened_glob};
 
 /// CEL: the request is the webhook's to judge; `None` when the policy judges every request.
 pub fn condition(settings: &Settings) -> Option<String> {
@@ -56,7 +55,6 @@ pub fn condition(settings: &Settings) -> Option<String> {
         ));
     }
     parts.extend(leftovers(settings));
-    parts.extend(tracked(settings));
     (!parts.is_empty()).then(|| {
         (parts.iter())
             .map(|part| format!("({part})"))
@@ -67,7 +65,9 @@ pub fn condition(settings: &Settings) -> Option<String> {
 
 /// CEL: an UPDATE moves a stored owner of a mark with `ownerLookup` on the object, or (wider)
 /// of an object whose stored templates carry such a mark — which the module reads when it
-/// would deny the move (`leftover::Owners::read`); `None` for marks without lookups.
+/// would deny the move (`leftover::Owners::read`); `None` for marks without lookups. A move is
+/// read from the keys as written (`Claim::raw`): wider for a tracking id, whose claim moves only
+/// where its value does, and which match conditions could not read, having no variables.
 fn leftovers(settings: &Settings) -> Option<String> {
     let marks: Vec<&OwnerMark> = (settings.owner_marks.iter())
         .filter(|mark| mark.owner_lookup.is_some())
@@ -78,17 +78,18 @@ fn leftovers(settings: &Settings) -> Option<String> {
     let moved = or(marks.iter().map(|mark| {
         let field = field(mark.place);
         let (old, new) = (
-            Claim::read(mark, &meta_map("oldObject", field)),
-            Claim::read(mark, &meta_map("object", field)),
+            Claim::raw(mark, &meta_map("oldObject", field)),
+            Claim::raw(mark, &meta_map("object", field)),
         );
         format!("(!({}) && !({}))", old.none(), old.same(&new))
     }));
-    // The template `t` carries a key of such a mark, or its companion.
+    // The template `t` carries a key of such a mark, or its companion; no tracking id in a
+    // template names an owner.
     let carried = or([MarkPlace::Label, MarkPlace::Annotation]
         .into_iter()
         .filter_map(|place| {
             let keys: Vec<&str> = (marks.iter())
-                .filter(|mark| mark.place == place)
+                .filter(|mark| mark.place == place && mark.format != Format::ArgoCdTrackingId)
                 .flat_map(|mark| std::iter::once(mark.key.as_str()).chain(companion(mark)))
                 .collect();
             let map = meta_map("t", field(place));
@@ -105,44 +106,6 @@ fn leftovers(settings: &Settings) -> Option<String> {
         "request.operation == 'UPDATE' && oldObject != null && object != null && ({})",
         places.join(" || ")
     ))
-}
-
-/// The settings without their tracking-id marks: what the policy judges of the requests the
-/// split leaves it, on which no object or template carries one and no offer names one.
-pub(super) fn untracked(settings: &Settings) -> Settings {
-    let mut untracked = settings.clone();
-    untracked
-        .owner_marks
-        .retain(|mark| mark.format != Format::ArgoCdTrackingId);
-    untracked
-}
-
-/// CEL: the object, stored or new, or one of its templates carries a tracking id, or an offer
-/// names its key; `None` without tracking-id marks.
-fn tracked(settings: &Settings) -> Option<String> {
-    let keys: Vec<&str> = (settings.owner_marks.iter())
-        .filter(|mark| mark.format == Format::ArgoCdTrackingId)
-        .map(|mark| mark.key.as_str())
-        .collect();
-    if keys.is_empty() {
-        return None;
-    }
-    let keys = string_list(&keys);
-    let carried = format!(
-        "[{}].exists(m, {keys}.exists(k, k in m))",
-        meta_map("t", "annotations")
-    );
-    let offer = quote(&settings.offer_annotation);
-    let mut places = Vec::new();
-    for root in ["object", "oldObject"] {
-        let annotations = meta_map(root, "annotations");
-        places.push(format!("[{root}].exists(t, {carried})"));
-        places.push(format!(
-            "[{annotations}].exists(a, {offer} in a && {keys}.exists(k, a[{offer}].contains(k)))"
-        ));
-        places.extend(in_templates(root, &carried));
-    }
-    Some(places.join(" || "))
 }
 
 /// CEL, a condition per place of templates: one of `root`'s templates (of a kind that keeps

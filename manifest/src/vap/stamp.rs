@@ -111,6 +111,7 @@ fn variables(
                 Claim {
                     value: format!("[{owner}]"),
                     part: None,
+                    malformed: None,
                     read: None,
                 },
                 format!("{{{}: {owner}}}", quote(&mark.key)),
@@ -121,6 +122,7 @@ fn variables(
                     Claim {
                         value: format!("[{parts}[size({parts}) - 1]]"),
                         part: Some(format!("(size({parts}) == 2 ? [{parts}[0]] : [])")),
+                        malformed: None,
                         read: None,
                     },
                     format!(

@@ -173,7 +173,7 @@ const TRACKING_IDS: [&str; 11] = [
 ];
 
 /// Offers, made under each mark, to the same mark or to another, and some that do not parse.
-const OFFER_VALUES: [&str; 11] = [
+const OFFER_VALUES: [&str; 12] = [
     "appID: ClusterExtension.a -> ClusterExtension.b",
     "appID: Extension.team-a.x -> Team.a",
     "olm.operatorframework.io/owner-name: ClusterExtension.a -> ClusterExtension.b",
@@ -181,6 +181,7 @@ const OFFER_VALUES: [&str; 11] = [
     "meta.helm.sh/release-name: shop/web -> shop/web-v2",
     "meta.helm.sh/release-name: shop/web -> argocd.argoproj.io/tracking-id: guestbook",
     "argocd.argoproj.io/tracking-id: guestbook -> other",
+    "argocd.argoproj.io/tracking-id: guestbook -> team-a/other",
     "kustomize.toolkit.fluxcd.io/name: team-a/web -> helm.toolkit.fluxcd.io/name: team-a/web",
     "example.com/owner: Team.a -> Team.b",
     "ClusterExtension.b",
@@ -428,11 +429,13 @@ const OBJECT_PART_CHANGES: [(&str, &str); 5] = [
     ("@elsewhere:guestbook", "@moved:guestbook"),
 ];
 
-/// Tracking ids before and after, changing only the app.
-const APP_CHANGES: [(&str, &str); 4] = [
+/// Tracking ids before and after, changing only the app, or the form: an id that does not
+/// parse, its app's the same text, becomes one that does.
+const APP_CHANGES: [(&str, &str); 5] = [
     ("@self:guestbook", "@self:other"),
     ("@self:guestbook", "@self:shop_guestbook"),
     ("@self:guestbook", "@self:"),
+    ("guestbook", "@self:guestbook"),
     ("@elsewhere:guestbook", "@elsewhere:other"),
 ];
 
