@@ -95,7 +95,7 @@ pub use owner::{
 };
 pub use persisted::PERSISTING;
 pub use request::{BINDING, BOUND, DECLARING_SUBRESOURCES, SCALED};
-pub use scope::Unfit;
+pub use scope::{ScopeViolation, Unfit};
 pub use settings::writers::{Binding, WRITERS, Writer};
 pub use settings::{Permission, Settings};
 pub use violation::{

@@ -30,6 +30,7 @@ mod layout;
 mod messages;
 mod offers;
 mod read;
+mod reasons;
 mod refusals;
 mod render;
 mod requester;
@@ -196,7 +197,7 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
     if settings.judges_writes() {
         push(&mut variables, "objectKept", object.kept());
     }
-    for (i, mark) in marks.iter().enumerate() {
+    for i in 0..marks.len() {
         let name = format!("object{i}");
         let (fit, set) = read_once(&mut variables, &name, &object, i, &around);
         let rule = format!(
@@ -204,7 +205,7 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
             object.rule(i, &around, &fit, &set)
         );
         push(&mut variables, &name, rule);
-        validations.push(entry_validation(mark, None, &name, &object, i));
+        validations.push(entry_validation(None, &name, &object, i, &around));
     }
     // The templates the object carries in one place.
     for (index, (path, kinds)) in one_templates().into_iter().enumerate() {
@@ -221,7 +222,7 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
         let present = format!("{old} != null");
         let template = group(settings, &mut variables, &prefix, &old, &new, &present);
         let place = path.join(".");
-        for (i, mark) in marks.iter().enumerate() {
+        for i in 0..marks.len() {
             let name = format!("{prefix}Rule{i}");
             let (fit, set) = read_once(&mut variables, &name, &template, i, &around);
             // A DELETE judges the stored template's claims (`writes: Owner`).
@@ -234,7 +235,7 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
                 template.rule(i, &around, &fit, &set)
             );
             push(&mut variables, &name, rule);
-            validations.push(entry_validation(mark, Some(&place), &name, &template, i));
+            validations.push(entry_validation(Some(&place), &name, &template, i, &around));
         }
     }
     // The templates an object keeps in each item of a list.

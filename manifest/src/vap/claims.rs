@@ -211,7 +211,7 @@ const TRACKING_ID: &str = "^[^:]*:[^:/]*/[^:/]*:[^:/]*/[^:/]*$";
 
 /// A kind's name and the rest of a namespaced owner's value: `<namespace>.<name>`, each part
 /// non-empty, split at the first `.` (`split_once`); `(?s)`: a name may hold a line break.
-const NAMESPACED_NAME: &str = r"^[^.]+\.(?s:.+)$";
+pub(super) const NAMESPACED_NAME: &str = r"^[^.]+\.(?s:.+)$";
 
 /// `kind.<name>` in the value, a cluster-level kind: anything after the first `.`.
 fn in_value_cluster(kind: &str, value: &str) -> String {

@@ -170,16 +170,26 @@ impl Group<'_> {
     /// Another mark of the group, not linked to this one, owns the object already: it keeps
     /// its owner, or comes first (`one_owner::second`).
     fn one_owner(&self, i: usize) -> String {
+        or(self.seconds(i).into_iter().map(|(_, owns)| owns))
+    }
+
+    /// Each other mark of the group, in order, with the CEL condition on which its owner makes
+    /// mark `i`'s a second one (`one_owner::second`): not linked to it, it names a valid owner
+    /// that stays, or comes first.
+    pub fn seconds(&self, i: usize) -> Vec<(usize, String)> {
         let unlinked = |&j: &usize| !self.marks[i].names_same_owner_as(&self.marks[j]);
-        or(self.others(i).filter(unlinked).map(|j| {
-            let (mark, old, new) = (&self.marks[j], &self.old[j], &self.new[j]);
-            let owned = format!("!({}) && ({})", new.none(), new.valid(mark));
-            let stays = format!("({}) && ({})", self.old_present, old.same(new));
-            match j < i {
-                true => format!("({owned})"),
-                false => format!("({owned} && {stays})"),
-            }
-        }))
+        (self.others(i).filter(unlinked))
+            .map(|j| {
+                let (mark, old, new) = (&self.marks[j], &self.old[j], &self.new[j]);
+                let owned = format!("!({}) && ({})", new.none(), new.valid(mark));
+                let stays = format!("({}) && ({})", self.old_present, old.same(new));
+                let owns = match j < i {
+                    true => format!("({owned})"),
+                    false => format!("({owned} && {stays})"),
+                };
+                (j, owns)
+            })
+            .collect()
     }
 
     /// The stored offer hands mark `i`'s owner to its new one, under the same mark

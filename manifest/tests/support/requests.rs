@@ -127,11 +127,12 @@ const ANNOTATION_KEYS: [&str; 9] = [
 ];
 
 /// Values of owner ids with a kind (and of anything else).
-const VALUES: [&str; 12] = [
+const VALUES: [&str; 13] = [
     "ClusterExtension.a",
     "ClusterExtension.b",
     "Extension.team-a.x",
     "Extension.team-b.x",
+    "Extension.team-a",
     "a",
     "team-a.x",
     "operator-1",
