@@ -188,6 +188,7 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
     };
     let mut variables = base_variables(settings);
     variables.extend(requester::variables(settings));
+    variables.extend(reasons::variables(settings));
     variables.extend(writes::variables(settings));
     let mut validations = Vec::new();
     let marks = settings.owner_marks.as_slice();

@@ -165,8 +165,20 @@ adoption: Deny",
 ];
 
 /// Requesters whose identities matter, with the groups the API server gives them: service
-/// accounts (vouched for, and one whose groups do not vouch), a person, a group.
-const REQUESTERS: [(&str, &[&str]); 7] = [
+/// accounts (vouched for, and one whose groups do not vouch; two of the writers' catalogue, one
+/// that examples enable and one they do not), a person, a group.
+const REQUESTERS: [(&str, &[&str]); 9] = [
+    (
+        "system:serviceaccount:keda:keda-operator",
+        &["system:serviceaccounts", "system:serviceaccounts:keda"],
+    ),
+    (
+        "system:serviceaccount:cert-manager:cert-manager",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:cert-manager",
+        ],
+    ),
     (
         "system:serviceaccount:olm:controller",
         &["system:serviceaccounts", "system:serviceaccounts:olm"],

@@ -7,24 +7,38 @@
 //! `transition::reason`).
 //!
 //! Not generated: the reason of a requester that does not act for an owner (`identity`,
-//! `owner writes`), which lists every owner pattern the requester acts for, sorted; those
+//! `owner writes`) where owner patterns hold templates: it lists every owner pattern the
+//! requester acts for, sorted, and a filled-in one sorts among the others by its value. Those
 //! messages end with their first clause.
 
-use single_owner_policy::{Claim as ModuleClaim, OwnerMark, Reason, ScopeViolation};
+use std::collections::BTreeMap;
 
-use super::claims::{Claim, NAMESPACED_NAME};
+use single_owner_policy::{
+    Access, Act, Claim as ModuleClaim, NotActing, OwnerMark, Reason, SERVICE_ACCOUNT_PREFIX,
+    ScopeViolation, Settings, Standing, WRITERS,
+};
+
+use super::Variable;
+use super::claims::{Claim, NAMESPACED_NAME, or};
 use super::entries::{Around, Group};
+use super::requester;
 use crate::conditions::quote;
 
 /// CEL: the reason sentence of mark `i`'s rule, the CEL string `rule`, or `''` for a rule whose
 /// reason is not generated.
 pub(super) fn of_entry(group: &Group, i: usize, around: &Around, rule: &str) -> String {
-    let (mark, new) = (&group.marks[i], &group.new[i]);
+    let (mark, old, new) = (&group.marks[i], &group.old[i], &group.new[i]);
     let fixed = |reason: Reason| quote(&reason.to_string());
+    let settings = around.settings;
+    let not_acting = |act: Act, owner: &Claim| {
+        not_acting(settings, act, mark, owner).unwrap_or_else(|| "''".to_owned())
+    };
     format!(
         "{rule} == 'owner change' ? ({}) : {rule} == 'adoption' ? {} : {rule} == 'orphaning' ? \
          {} : {rule} == 'binding' ? {} : {rule} == 'owner value' ? ({}) : {rule} == 'cluster \
-         scope' || {rule} == 'namespace scope' ? ({}) : {rule} == 'one owner' ? ({}) : ''",
+         scope' || {rule} == 'namespace scope' ? ({}) : {rule} == 'one owner' ? ({}) : {rule} \
+         == 'identity' ? (({}) ? ({}) : ({})) : {rule} == 'owner writes' ? (request.operation \
+         == 'DELETE' ? ({}) : ({})) : ''",
         owner_change(group, i, around),
         fixed(Reason::Adoption),
         fixed(Reason::Orphaning),
@@ -32,7 +46,151 @@ pub(super) fn of_entry(group: &Group, i: usize, around: &Around, rule: &str) -> 
         invalid(mark, new),
         scope(mark, new, around),
         second_owner(group, i, around),
+        new.none(),
+        not_acting(Act::Remove, old),
+        not_acting(Act::Set, new),
+        not_acting(Act::Write, old),
+        not_acting(Act::Write, new),
     )
+}
+
+/// CEL: the reason of a requester that does not act for the owner `owner` of `mark` as `act`
+/// needs (`requester::rule`): that it only writes for it, or whom it acts for; what the act
+/// needs; and the catalogue's writer it is, where the settings do not enable it. `None` where
+/// owner patterns hold templates.
+fn not_acting(settings: &Settings, act: Act, mark: &OwnerMark, owner: &Claim) -> Option<String> {
+    let identities = &settings.identities;
+    if (identities.iter()).any(|identity| identity.owners.iter().any(|p| p.contains("${"))) {
+        return None;
+    }
+    let owner_tag = tag(mark, 1);
+    let module = |writer| {
+        let reason = Reason::NotActing(NotActing {
+            act,
+            user: "@@0@@",
+            owner: ModuleClaim::of_owner(mark, &owner_tag),
+            standing: Standing::WritesOnly,
+            writer,
+        });
+        // The owner as the module shows it, quotes and all, is the placeholder.
+        untag(&reason.to_string(), mark).replace("\"@@1@@\"", "@@1@@")
+    };
+    let plain = module(None);
+    let hinted = module(Some("@@0@@"));
+    let hint = hinted.strip_prefix(&plain)?;
+    // The standing ends at the first `; `, which neither a standing's words nor the
+    // placeholders hold.
+    let (writes_only, needs) = plain.split_once("; ")?;
+    let user = "(variables.requester == '' ? '\"\"' : variables.requester)";
+    let shown = shown(mark, owner);
+    let writes = requester::holds(settings, Access::Write, &owner.id(mark))?;
+    let acts_for =
+        format!("'user ' + {user} + ' acts for ' + variables.acting + ', not for ' + {shown}");
+    let hint = sentence(hint, &["variables.unenabledWriter"]);
+    Some(format!(
+        "(({writes}) ? {} : {acts_for}) + {} + (variables.unenabledWriter == '' ? '' : {hint})",
+        sentence(writes_only, &[user, &shown]),
+        quote(&format!("; {needs}")),
+    ))
+}
+
+/// The variables the requester's reasons read, none without identities: whom it acts for
+/// (`acting`), and the catalogue's writer it is where the settings do not enable it
+/// (`unenabledWriter`, `writers::not_enabled`), `''` for none. Only a message reads them.
+pub(super) fn variables(settings: &Settings) -> Vec<Variable> {
+    if settings.identities.is_empty() {
+        return Vec::new();
+    }
+    // The first writer of the catalogue that names the requester decides.
+    let writers = (WRITERS.iter())
+        .rev()
+        .fold("''".to_owned(), |otherwise, writer| {
+            let prefix = format!("{SERVICE_ACCOUNT_PREFIX}{}:", writer.namespace);
+            let user = "variables.requester";
+            let named = or((writer.bindings.iter()).map(|binding| {
+                match binding.account.strip_suffix('*') {
+                    Some(start) => {
+                        format!("{user}.startsWith({})", quote(&format!("{prefix}{start}")))
+                    }
+                    None => format!(
+                        "{user} == {}",
+                        quote(&format!("{prefix}{}", binding.account))
+                    ),
+                }
+            }));
+            let enabled =
+                (settings.cluster_writers.iter()).any(|enabled| enabled.name == writer.name);
+            let then = match enabled {
+                true => "''".to_owned(),
+                false => quote(writer.name),
+            };
+            match named.as_str() {
+                "false" => otherwise,
+                named => format!("({named}) ? {then} : ({otherwise})"),
+            }
+        });
+    vec![
+        Variable {
+            name: "acting".to_owned(),
+            expression: acting(settings),
+        },
+        Variable {
+            name: "unenabledWriter".to_owned(),
+            expression: format!("variables.vouched ? ({writers}) : ''"),
+        },
+    ]
+}
+
+/// CEL: whom the requester acts for (`Acting`'s `Display`): the owner patterns of the
+/// identities that bind it, each once, sorted, by access — `none` where it owns none. The
+/// patterns hold no templates, so their order is the settings'.
+fn acting(settings: &Settings) -> String {
+    const LEVELS: [(Access, &str); 5] = [
+        (Access::Own, ""),
+        (Access::Write, " and writes for "),
+        (Access::Derive, " and derives for "),
+        (Access::Restore, " and restores for "),
+        (Access::Changes, " and changes some of what is owned by "),
+    ];
+    let mut bound: BTreeMap<(usize, Vec<&str>), Vec<usize>> = BTreeMap::new();
+    for (k, identity) in settings.identities.iter().enumerate() {
+        let level = LEVELS
+            .iter()
+            .position(|(access, _)| *access == identity.level());
+        for pattern in &identity.owners {
+            let literals = pattern.split('*').collect();
+            bound
+                .entry((level.unwrap_or(0), literals))
+                .or_default()
+                .push(k);
+        }
+    }
+    let mut text = Vec::new();
+    for (rank, (_, words)) in LEVELS.iter().enumerate() {
+        let listed = (bound.iter()).filter(|((level, _), _)| *level == rank).map(
+            |((_, literals), identities)| {
+                let binds: Vec<String> = (identities.iter())
+                    .map(|k| format!("variables.binds{k}"))
+                    .collect();
+                let quoted = format!(", {:?}", literals.join("*"));
+                format!("({} ? {} : '')", binds.join(" || "), quote(&quoted))
+            },
+        );
+        let listed: Vec<String> = listed.collect();
+        let listed = match listed.is_empty() {
+            true => "''".to_owned(),
+            false => listed.join(" + "),
+        };
+        let none = match rank {
+            0 => "'none'",
+            _ => "''",
+        };
+        text.push(format!(
+            "[{listed}].map(s, s == '' ? {none} : {} + s.substring(2))[0]",
+            quote(words)
+        ));
+    }
+    text.join(" + ")
 }
 
 /// CEL: how the module shows a claim (`Claim`'s `Display`): `none`, the owner id quoted, or

@@ -116,7 +116,7 @@ pub(super) fn acts_for(settings: &Settings, id: &str) -> Option<String> {
 
 /// CEL: an identity binds the requester with `access`, or with `Own`, which includes every
 /// other, to a pattern of the owner whose id is `id` (`Acting::holds`).
-fn holds(settings: &Settings, access: Access, id: &str) -> Option<String> {
+pub(super) fn holds(settings: &Settings, access: Access, id: &str) -> Option<String> {
     if settings.identities.is_empty() {
         return None;
     }
