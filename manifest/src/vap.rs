@@ -28,6 +28,7 @@ mod file;
 mod handoff;
 mod layout;
 mod messages;
+mod offer_messages;
 mod offers;
 mod read;
 mod reasons;
@@ -44,7 +45,7 @@ use single_owner_policy::Settings;
 use crate::conditions::{MatchCondition, match_conditions, quote};
 use crate::{ResourceRule, judged_rules};
 use entries::Around;
-use messages::{SUBJECT, each_validation, entry_validation};
+use messages::{each_validation, entry_validation};
 use read::{
     base_variables, each_templates, group, group_inline, guarded, guarded_list, object_group,
     one_templates, path_or_null, push, read_once,
@@ -295,8 +296,9 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
     validations.push(Validation {
         expression: "variables.offer == ''".to_owned(),
         message_expression: format!(
-            "{} + ': offer denied for ' + {SUBJECT} + ': ' + variables.offer",
-            quote(&format!("annotation {}", settings.offer_annotation))
+            "{} + ({})",
+            quote(&format!("annotation {}: offer", settings.offer_annotation)),
+            offer_messages::message(&object, &around)
         ),
         mark: format!("annotation {}", settings.offer_annotation),
         template: None,

@@ -724,6 +724,143 @@ fn the_policy_agrees_with_the_module_on_every_tracking_id_() {
 }
 
 #[test]
+fn the_policy_agrees_with_the_module_on_every_offer() {
+    support::vap::deep(the_policy_agrees_with_the_module_on_every_offer_);
+}
+
+/// Every way an offer goes wrong, made, changed, withdrawn, left behind by a move or made beside
+/// one — malformed, naming no mark, of nothing, by another owner, by a requester not acting for
+/// the owner, to itself, to a receiver that names no valid owner or one out of the object's
+/// scope — and offers that are fine, under a kind pair and a namespace pair with identities
+/// whose patterns hold no templates, by a requester who owns, one who only writes, and one
+/// who does neither.
+fn the_policy_agrees_with_the_module_on_every_offer_() {
+    const OLM: &str = "olm.operatorframework.io/owner-name";
+    const HELM: &str = "meta.helm.sh/release-name";
+    let yaml = format!(
+        "ownerMarks:
+  - label: {OLM}
+    kindKey: olm.operatorframework.io/owner-kind
+    clusterKinds: [ClusterExtension]
+    namespacedKinds: [Extension]
+  - annotation: {HELM}
+    namespaceKey: meta.helm.sh/release-namespace
+identities:
+  - owners: [ClusterExtension.a, Extension.team-a.x, \"shop/*\"]
+    users: [alice]
+  - owners: [\"ClusterExtension.*\"]
+    users: [bob]
+    access: Write"
+    );
+    let (parsed, json) = settings(&yaml);
+    let vap = Compiled::of(&parsed);
+    let offer = parsed.offer_annotation.clone();
+    // The owners, as (mark, companion value, value) and the id offers name them by.
+    let owners = [
+        (0, "ClusterExtension", "a", "ClusterExtension.a"),
+        (0, "Extension", "team-a.x", "Extension.team-a.x"),
+        (1, "shop", "web", "shop/web"),
+    ];
+    let receivers = [
+        "ClusterExtension.b",
+        "Extension.team-b.x",
+        "Extension.team-a",
+        "Extension",
+        "Bogus.x",
+        "shop/web-v2",
+        "web",
+        "nosuch: b",
+        &format!("{OLM}: ClusterExtension.b"),
+        &format!("{OLM}: Extension.team-b.x"),
+        &format!("{OLM}: ClusterExtension"),
+        &format!("{HELM}: shop/web-v2"),
+        &format!("{HELM}: web"),
+    ];
+    let metadata = |owner: Option<(usize, &str, &str)>, offered: Option<&str>| {
+        let mut metadata = serde_json::json!({"name": "c", "namespace": "team-a",
+            "labels": {}, "annotations": {}});
+        if let Some((mark, part, value)) = owner {
+            let (place, key, companion) = match mark {
+                0 => ("labels", OLM, "olm.operatorframework.io/owner-kind"),
+                _ => ("annotations", HELM, "meta.helm.sh/release-namespace"),
+            };
+            metadata[place][key] = Value::from(value);
+            metadata[place][companion] = Value::from(part);
+        }
+        if let Some(text) = offered {
+            metadata["annotations"][offer.as_str()] = Value::from(text);
+        }
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata})
+    };
+    let requesters = [
+        ("alice", vec!["system:authenticated"]),
+        ("bob", vec!["system:authenticated"]),
+        ("carol", vec!["system:authenticated"]),
+    ];
+    let mut compared = Compared::default();
+    for requester in &requesters {
+        for &(mark, part, value, id) in &owners {
+            let owned = Some((mark, part, value));
+            let key = [OLM, HELM][mark];
+            let mut texts: Vec<String> = vec![
+                "garbage".to_owned(),
+                "nosuch: a -> b".to_owned(),
+                format!("{key}: someone-else -> {id}"),
+                format!("{key}: {id} -> {id}"),
+            ];
+            texts.extend(receivers.iter().map(|to| format!("{key}: {id} -> {to}")));
+            let other = (
+                1 - mark,
+                ["ClusterExtension", "shop"][mark],
+                ["b", "x"][mark],
+            );
+            // An offer of the other mark, made as that mark takes its owner.
+            let other_offer = format!("{}: {}.{} -> y", [OLM, HELM][1 - mark], other.1, other.2);
+            for text in &texts {
+                let text = Some(text.as_str());
+                let acts = [
+                    ("CREATE", Value::Null, metadata(owned, text)),
+                    ("UPDATE", metadata(owned, None), metadata(owned, text)),
+                    ("UPDATE", metadata(owned, text), metadata(owned, None)),
+                    (
+                        "UPDATE",
+                        metadata(owned, text),
+                        metadata(owned, Some("garbage")),
+                    ),
+                    ("UPDATE", metadata(owned, text), metadata(Some(other), text)),
+                    ("UPDATE", metadata(owned, None), metadata(Some(other), text)),
+                    (
+                        "UPDATE",
+                        metadata(None, text),
+                        metadata(owned, Some(&texts[4])),
+                    ),
+                    (
+                        "UPDATE",
+                        metadata(owned, text),
+                        metadata(Some(other), Some(&other_offer)),
+                    ),
+                ];
+                for (operation, old, new) in acts {
+                    let request = configmap_request(operation, requester, old, new, Value::Null);
+                    compared.compare(
+                        &format!("offers, as {}", requester.0),
+                        &vap,
+                        &request,
+                        &json,
+                    );
+                }
+            }
+        }
+    }
+    compared.assert_agreed();
+    assert!(
+        compared.rules.get("offer").is_some_and(|n| *n > 100),
+        "{compared:?}"
+    );
+    eprintln!("offers: {compared:?}");
+}
+
+#[test]
 fn the_policy_agrees_with_the_module_on_every_write_of_an_owned_object() {
     support::vap::deep(the_policy_agrees_with_the_module_on_every_write_of_an_owned_object_);
 }

@@ -58,7 +58,12 @@ pub(super) fn of_entry(group: &Group, i: usize, around: &Around, rule: &str) -> 
 /// needs (`requester::rule`): that it only writes for it, or whom it acts for; what the act
 /// needs; and the catalogue's writer it is, where the settings do not enable it. `None` where
 /// owner patterns hold templates.
-fn not_acting(settings: &Settings, act: Act, mark: &OwnerMark, owner: &Claim) -> Option<String> {
+pub(super) fn not_acting(
+    settings: &Settings,
+    act: Act,
+    mark: &OwnerMark,
+    owner: &Claim,
+) -> Option<String> {
     let identities = &settings.identities;
     if (identities.iter()).any(|identity| identity.owners.iter().any(|p| p.contains("${"))) {
         return None;
@@ -252,7 +257,7 @@ fn owner_change(group: &Group, i: usize, around: &Around) -> String {
 
 /// CEL: why `claim` names no valid owner of `mark` (`Claim::owner`), as the `owner value` rule's
 /// reason; `''` for a valid one.
-fn invalid(mark: &OwnerMark, claim: &Claim) -> String {
+pub(super) fn invalid(mark: &OwnerMark, claim: &Claim) -> String {
     let v = &claim.value;
     let empty = module_reason(mark, ModuleClaim::of_owner(mark, ""));
     let mut chain = format!("({}) || (size({v}) > 0 && {v}[0] == '')", claim.none());
@@ -331,7 +336,7 @@ fn kinds(mark: &OwnerMark, kind: &str, rest: &str) -> String {
 
 /// CEL: why the valid owner `claim` of `mark` may not own the object where it lives
 /// (`scope::fit`), as the scope rules' reason.
-fn scope(mark: &OwnerMark, claim: &Claim, around: &Around) -> String {
+pub(super) fn scope(mark: &OwnerMark, claim: &Claim, around: &Around) -> String {
     if mark.namespaced_kinds.is_empty() {
         return "''".to_owned();
     }
@@ -397,7 +402,7 @@ fn module_reason(mark: &OwnerMark, claim: ModuleClaim) -> String {
 /// An owner id of `mark` that stands for the placeholder `n`: `@@n@@`, with the separator
 /// every id of the mark holds and an empty-named part after it, so that the module reads it
 /// as one whole owner ([`untag`] turns it back).
-fn tag(mark: &OwnerMark, n: usize) -> String {
+pub(super) fn tag(mark: &OwnerMark, n: usize) -> String {
     match mark.id_separator() {
         Some(separator) => format!("@@{n}@@{separator}@@"),
         None => format!("@@{n}@@"),
@@ -405,7 +410,7 @@ fn tag(mark: &OwnerMark, n: usize) -> String {
 }
 
 /// `text` with each of `mark`'s [`tag`]s back to its placeholder.
-fn untag(text: &str, mark: &OwnerMark) -> String {
+pub(super) fn untag(text: &str, mark: &OwnerMark) -> String {
     match mark.id_separator() {
         Some(separator) => text.replace(&format!("@@{separator}@@"), "@@"),
         None => text.to_owned(),
@@ -415,7 +420,7 @@ fn untag(text: &str, mark: &OwnerMark) -> String {
 /// CEL: the module's `text` with each placeholder `@@n@@` replaced by the CEL string
 /// `values[n]`. The module quotes a value as Rust's `Debug` does; the policy writes it between
 /// the same quotes, as it is.
-fn sentence(text: &str, values: &[&str]) -> String {
+pub(super) fn sentence(text: &str, values: &[&str]) -> String {
     let mut parts = Vec::new();
     for (index, piece) in text.split("@@").enumerate() {
         match (index % 2, piece.parse::<usize>()) {

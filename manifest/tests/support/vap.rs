@@ -156,15 +156,15 @@ impl Compiled {
 }
 
 impl Compiled {
-    /// What the policy's failed validations say of `request` (the offer's and a list of
-    /// templates' aside), with the variables evaluated as for [`Compiled::outcome`].
+    /// What the policy's failed validations say of `request` (a list of templates' aside),
+    /// with the variables evaluated as for [`Compiled::outcome`].
     pub fn messages(&self, request: &Value) -> Vec<String> {
         let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
         evaluate(&self.variables, &mut context).unwrap();
         let mut messages = Vec::new();
         for (program, validation) in self.validations.iter().zip(&self.vap.validations) {
-            // The offer's and a list of templates' messages are the policy's own words.
-            if matches!(validation.rules, Rules::Offer | Rules::Each(_))
+            // A list of templates' messages are the policy's own words.
+            if matches!(validation.rules, Rules::Each(_))
                 || program.execute(&context) == Ok(cel::Value::Bool(true))
             {
                 continue;
