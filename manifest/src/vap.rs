@@ -312,14 +312,21 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
         validation.message_expression = layout::lay_out(&validation.message_expression);
     }
     // cel-go parses at most 100,000 code points: a rule of a list of templates grows with the
-    // square of the marks.
-    if let Some(long) = (variables.iter()).find(|v| v.expression.chars().count() > MAX_EXPRESSION) {
-        return Err(format!(
-            "ownerMarks: {} marks make the rule {} longer than the {MAX_EXPRESSION} characters \
-             the API server parses; deploy the webhook",
-            marks.len(),
-            long.name
-        ));
+    // square of the marks, a message with the marks and the identities.
+    let named = (variables.iter())
+        .map(|v| (format!("the rule {}", v.name), &v.expression))
+        .chain(
+            (validations.iter())
+                .map(|v| (format!("the message of {}", v.mark), &v.message_expression)),
+        );
+    for (name, expression) in named {
+        if expression.chars().count() > MAX_EXPRESSION {
+            return Err(format!(
+                "ownerMarks: {} marks make {name} longer than the {MAX_EXPRESSION} characters \
+                 the API server parses; deploy the webhook",
+                marks.len(),
+            ));
+        }
     }
     let mut match_conditions = match_conditions(settings);
     match_conditions.extend(trust::condition(settings)?);
