@@ -1,5 +1,6 @@
-//! What a failed validation says: the module's first clause — the mark, the rule, the object
-//! and the owners it moves between, or the owner of what a write keeps.
+//! What a failed validation says: the module's line — the mark, the rule, the object and the
+//! owners it moves between, or the owner of what a write keeps, then the reason
+//! ([`reasons`]). A mark in a list of templates names the list and the rule only.
 
 use super::entries::{Around, Group};
 use super::read::field;

@@ -14,61 +14,60 @@ use super::messages::SUBJECT;
 use super::reasons::{invalid, not_acting, scope, sentence, shown, tag, untag};
 use crate::conditions::quote;
 
-/// CEL: the line of a denied offer after `annotation <offer>: offer`, given `variables.offer`.
+/// CEL: the line of a denied offer after `annotation <offer>: offer`, given `variables.offer`:
+/// each piece written once — the owner the offer is made under, the move, the reason.
 pub(super) fn message(object: &Group, around: &Around) -> String {
     let (old, new) = ("variables.oldOffer[0]", "variables.newOffer[0]");
     let settings = around.settings;
     let annotation = settings.offer_annotation.as_str();
     let text = |reason: Reason| reason.to_string();
-    // Named by its owner; a reason the policy does not say (`''`) leaves the first clause.
-    let kept = |owner: &str, reason: &str| {
+    let fixed = |reason: Reason| quote(&text(reason));
+    let marks = object.marks;
+    // A chain over the marks an offer names: `then(i)` where it names mark `i`, else `otherwise`.
+    let by_mark = |offer: &str, then: &dyn Fn(usize) -> String, otherwise: &str| {
+        let list = offer.trim_end_matches("[0]");
+        (0..marks.len())
+            .rev()
+            .fold(otherwise.to_owned(), |chain, i| {
+                format!(
+                    "size({list}) > 0 && {offer}.split(': ')[0] == {} ? ({}) : ({chain})",
+                    quote(&marks[i].key),
+                    then(i)
+                )
+            })
+    };
+    let shown_of = |i: usize| shown(&marks[i], &object.new[i]);
+    // The first offer, stored then new, whose mark moves: the line names the move.
+    let moves = |offer: &str| {
+        let then = |i: usize| {
+            let (from, to) = (&object.old[i], &object.new[i]);
+            format!(
+                "(({0}) ? !({1}) : !({2})) ? ' from ' + ({0} ? {3} : 'none') + ' to ' + {4} : ''",
+                object.old_present,
+                from.same(to),
+                to.none(),
+                shown(&marks[i], from),
+                shown(&marks[i], to),
+            )
+        };
         format!(
-            "' denied for ' + request.operation + ' of ' + {SUBJECT} + ', owned by ' + {owner} + \
-             [{reason}].map(r, r == '' ? '' : ': ' + r)[0]"
+            "{} ? ({}) : ''",
+            well_formed(offer),
+            by_mark(offer, &then, "''")
         )
     };
-    let marks = object.marks;
-    // The first offer, stored then new, whose mark moves: the line names the move.
-    let moved = |reason: &str| {
-        let mut chain = kept("'none'", reason);
-        for offer in [new, old] {
-            for (i, mark) in marks.iter().enumerate().rev() {
-                let (from, to) = (&object.old[i], &object.new[i]);
-                let moves = format!(
-                    "(({}) ? !({}) : !({}))",
-                    object.old_present,
-                    from.same(to),
-                    to.none()
-                );
-                let offer_list = offer.trim_end_matches("[0]");
-                chain = format!(
-                    "size({offer_list}) > 0 && {} && {offer}.split(': ')[0] == {} && {moves} ? \
-                     ' denied for ' + {SUBJECT} + ' from ' + ({} ? {} : 'none') + ' to ' + {} + \
-                     ': ' + {reason} : ({chain})",
-                    well_formed(offer),
-                    quote(&mark.key),
-                    object.old_present,
-                    shown(mark, from),
-                    shown(mark, to),
-                );
-            }
-        }
-        chain
-    };
-    let fixed = |reason: Reason| quote(&text(reason));
-    let not_consumed = moved(&fixed(Reason::OfferNotConsumed { annotation }));
-    let with_move = moved(&format!(
-        "(request.operation == 'CREATE' ? {} : {})",
+    let moved = format!(
+        "[size(variables.oldOffer) > 0 ? ({}) : ''].map(m, m != '' || size(variables.newOffer) \
+         == 0 ? m : ({}))[0]",
+        moves(old),
+        moves(new)
+    );
+    let with_move = |creating| {
         fixed(Reason::OfferWithMove {
             annotation,
-            creating: true,
-        }),
-        fixed(Reason::OfferWithMove {
-            annotation,
-            creating: false,
+            creating,
         })
-    ));
-    let malformed = sentence(&text(Reason::OfferMalformed { text: "@@0@@" }), &[new]);
+    };
     let to_mark = format!(
         "[{new}.substring({new}.indexOf(' -> ') + 4)].map(r, r.contains(': ') ? r.split(': ')[0] \
          : {new}.split(': ')[0])[0]"
@@ -77,75 +76,63 @@ pub(super) fn message(object: &Group, around: &Around) -> String {
         "[{new}.substring({new}.indexOf(' -> ') + 4)].map(r, r.contains(': ') ? r.split(': ')[1] \
          : r)[0]"
     );
-    let names_no_mark = |key: &str| {
-        sentence(
-            &text(Reason::OfferNamesNoMark {
-                key: "@@0@@",
-                marks,
-            }),
-            &[key],
-        )
-    };
-    // The offer is made under mark `i`: what is wrong with it, as the module says it.
-    let under = |i: usize| {
-        let (mark, owner) = (&marks[i], &object.new[i]);
-        let shown = shown(mark, owner);
-        let of_nothing = fixed(Reason::OfferOfNothing { mark });
-        let owner_tag = tag(mark, 1);
-        let by_another = sentence(
-            &untag(
-                &text(Reason::OfferByAnother {
-                    from: "@@0@@",
-                    owner: ModuleClaim::of_owner(mark, &owner_tag),
-                }),
-                mark,
-            )
-            .replace("\"@@1@@\"", "@@1@@"),
-            &[
-                &format!("{new}.substring({new}.indexOf(': ') + 2, {new}.indexOf(' -> '))"),
-                &shown,
-            ],
-        );
-        let acting = not_acting(settings, Act::Offer, mark, owner).unwrap_or("''".to_owned());
-        let itself = sentence(&text(Reason::OfferToItself { to: "@@0@@" }), &[&to_owner]);
-        let unfit = unfit(marks, &to_mark, &to_owner, around);
-        let reason = format!(
-            "variables.offer == 'offer of nothing' ? {of_nothing} : variables.offer == 'offer by \
-             another owner' ? {by_another} : variables.offer == 'offer by a requester not acting \
-             for its owner' ? ({acting}) : variables.offer == 'names no mark' ? {} : \
-             variables.offer == 'offer to itself' ? {itself} : ({unfit})",
-            names_no_mark(&to_mark)
-        );
-        kept(&shown, &reason)
-    };
-    let mut made = kept("'none'", &names_no_mark(&format!("{new}.split(': ')[0]")));
-    for i in (0..marks.len()).rev() {
-        made = format!(
-            "{new}.split(': ')[0] == {} ? ({}) : ({made})",
-            quote(&marks[i].key),
-            under(i)
-        );
-    }
-    let made = format!(
-        "!{} ? {} : ({made})",
-        well_formed(new),
-        kept("'none'", &malformed)
+    let names_no_mark = sentence(
+        &text(Reason::OfferNamesNoMark {
+            key: "@@0@@",
+            marks,
+        }),
+        &[&format!("(o == 'none' ? {new}.split(': ')[0] : {to_mark})")],
     );
-    // A live offer withdrawn or changed by a requester not acting for its owner.
-    let mut withdrawn = "''".to_owned();
-    for (i, mark) in marks.iter().enumerate().rev() {
-        let owner = &object.new[i];
-        let reason = not_acting(settings, Act::Withdraw, mark, owner).unwrap_or("''".to_owned());
-        withdrawn = format!(
-            "{old}.split(': ')[0] == {} ? ({}) : ({withdrawn})",
-            quote(&mark.key),
-            kept(&shown(mark, owner), &reason)
-        );
-    }
+    // The owner as the module shows it, `o` in the reasons below.
+    let owner_tag = |i: usize| tag(&marks[i], 1);
+    let by_another = |i: usize| {
+        let tag = owner_tag(i);
+        let reason = Reason::OfferByAnother {
+            from: "@@0@@",
+            owner: ModuleClaim::of_owner(&marks[i], &tag),
+        };
+        let from = format!("{new}.substring({new}.indexOf(': ') + 2, {new}.indexOf(' -> '))");
+        let text = untag(&text(reason), &marks[i]).replace("\"@@1@@\"", "@@1@@");
+        sentence(&text, &[&from, "o"])
+    };
+    let acting = |act: Act, i: usize| {
+        not_acting(settings, act, &marks[i], &object.new[i]).unwrap_or("''".to_owned())
+    };
+    let reason = format!(
+        "variables.offer == 'an offer of a mark that moves must be consumed' ? {} : \
+         variables.offer == 'an offer cannot be made or changed while a mark moves' ? \
+         (request.operation == 'CREATE' ? {} : {}) : variables.offer == 'malformed' ? {} : \
+         variables.offer == 'names no mark' ? {names_no_mark} : variables.offer == 'offer of \
+         nothing' ? ({}) : variables.offer == 'offer by another owner' ? ({}) : variables.offer \
+         == 'offer by a requester not acting for its owner' ? ({}) : variables.offer == 'offer \
+         to itself' ? {} : variables.offer == 'offer to an unfit owner' ? ({}) : ({})",
+        fixed(Reason::OfferNotConsumed { annotation }),
+        with_move(true),
+        with_move(false),
+        sentence(&text(Reason::OfferMalformed { text: "@@0@@" }), &[new]),
+        by_mark(
+            new,
+            &|i| fixed(Reason::OfferOfNothing { mark: &marks[i] }),
+            "''"
+        ),
+        by_mark(new, &by_another, "''"),
+        by_mark(new, &|i| acting(Act::Offer, i), "''"),
+        sentence(&text(Reason::OfferToItself { to: "@@0@@" }), &[&to_owner]),
+        unfit(marks, &to_mark, &to_owner, around),
+        by_mark(old, &|i| acting(Act::Withdraw, i), "''"),
+    );
+    let owner = format!(
+        "variables.offer == 'malformed' ? 'none' : variables.offer.startsWith('withdrawn') ? \
+         ({}) : ({})",
+        by_mark(old, &shown_of, "'none'"),
+        by_mark(new, &shown_of, "'none'")
+    );
+    // A move is named by its owners; any other line by the owner the offer is made under.
     format!(
-        "variables.offer == 'an offer of a mark that moves must be consumed' ? ({not_consumed}) \
-         : variables.offer == 'an offer cannot be made or changed while a mark moves' ? \
-         ({with_move}) : !variables.offer.startsWith('withdrawn') ? ({made}) : ({withdrawn})"
+        "[{owner}].map(o, [{moved}].map(m, ' denied for ' + (variables.offer.contains(' moves') \
+         && m != '' ? {SUBJECT} + m : request.operation + ' of ' + {SUBJECT} + ', owned by ' + \
+         (variables.offer.contains(' moves') ? 'none' : o)) + [{reason}].map(r, r == '' ? '' : \
+         ': ' + r)[0])[0])[0]"
     )
 }
 

@@ -5,11 +5,6 @@
 //! in their place. What is generated here is which reason a denial has, read from the claims
 //! as the module reads them (`Claim::owner`, `scope::fit`, `one_owner::rule`,
 //! `transition::reason`).
-//!
-//! Not generated: the reason of a requester that does not act for an owner (`identity`,
-//! `owner writes`) where owner patterns hold templates: it lists every owner pattern the
-//! requester acts for, sorted, and a filled-in one sorts among the others by its value. Those
-//! messages end with their first clause.
 
 use std::collections::BTreeMap;
 
@@ -56,18 +51,14 @@ pub(super) fn of_entry(group: &Group, i: usize, around: &Around, rule: &str) -> 
 
 /// CEL: the reason of a requester that does not act for the owner `owner` of `mark` as `act`
 /// needs (`requester::rule`): that it only writes for it, or whom it acts for; what the act
-/// needs; and the catalogue's writer it is, where the settings do not enable it. `None` where
-/// owner patterns hold templates.
+/// needs; and the catalogue's writer it is, where the settings do not enable it. `None`
+/// without identities.
 pub(super) fn not_acting(
     settings: &Settings,
     act: Act,
     mark: &OwnerMark,
     owner: &Claim,
 ) -> Option<String> {
-    let identities = &settings.identities;
-    if (identities.iter()).any(|identity| identity.owners.iter().any(|p| p.contains("${"))) {
-        return None;
-    }
     let owner_tag = tag(mark, 1);
     let module = |writer| {
         let reason = Reason::NotActing(NotActing {
@@ -147,8 +138,12 @@ pub(super) fn variables(settings: &Settings) -> Vec<Variable> {
 }
 
 /// CEL: whom the requester acts for (`Acting`'s `Display`): the owner patterns of the
-/// identities that bind it, each once, sorted, by access — `none` where it owns none. The
-/// patterns hold no templates, so their order is the settings'.
+/// identities that bind it, templates filled in from its service account, each once, sorted by
+/// their literal runs (`OwnerPattern`'s order), by access — `none` where it owns none. CEL
+/// cannot sort a list: a pattern's place is the count of those that come before it, and each
+/// place is written in turn (equal patterns share one). A run is held as `'x' + run`, and a
+/// pattern padded with `''` to the most runs, so that comparing them run by run orders them as
+/// the module's lists of runs are ordered.
 fn acting(settings: &Settings) -> String {
     const LEVELS: [(Access, &str); 5] = [
         (Access::Own, ""),
@@ -157,41 +152,67 @@ fn acting(settings: &Settings) -> String {
         (Access::Restore, " and restores for "),
         (Access::Changes, " and changes some of what is owned by "),
     ];
-    let mut bound: BTreeMap<(usize, Vec<&str>), Vec<usize>> = BTreeMap::new();
+    let mut bound: BTreeMap<(usize, &str), Vec<usize>> = BTreeMap::new();
     for (k, identity) in settings.identities.iter().enumerate() {
         let level = LEVELS
             .iter()
             .position(|(access, _)| *access == identity.level());
         for pattern in &identity.owners {
-            let literals = pattern.split('*').collect();
-            bound
-                .entry((level.unwrap_or(0), literals))
-                .or_default()
-                .push(k);
+            let key = (level.unwrap_or(0), pattern.as_str());
+            bound.entry(key).or_default().push(k);
         }
     }
+    let width = (bound.keys().map(|(_, pattern)| pattern.split('*').count()))
+        .max()
+        .unwrap_or(1);
+    // `x` comes before `e`, run by run.
+    let less = (0..width).rev().fold("false".to_owned(), |later, i| {
+        format!("x[{i}] < e[{i}] || (x[{i}] == e[{i}] && ({later}))")
+    });
+    let joined = (1..width).fold("e[0].substring(1)".to_owned(), |text, i| {
+        format!("{text} + (e[{i}] == '' ? '' : '*' + e[{i}].substring(1))")
+    });
     let mut text = Vec::new();
     for (rank, (_, words)) in LEVELS.iter().enumerate() {
-        let listed = (bound.iter()).filter(|((level, _), _)| *level == rank).map(
-            |((_, literals), identities)| {
-                let binds: Vec<String> = (identities.iter())
-                    .map(|k| format!("variables.binds{k}"))
-                    .collect();
-                let quoted = format!(", {:?}", literals.join("*"));
-                format!("({} ? {} : '')", binds.join(" || "), quote(&quoted))
-            },
-        );
-        let listed: Vec<String> = listed.collect();
-        let listed = match listed.is_empty() {
-            true => "''".to_owned(),
-            false => listed.join(" + "),
-        };
         let none = match rank {
             0 => "'none'",
             _ => "''",
         };
+        let entries: Vec<String> = (bound.iter())
+            .filter(|((level, _), _)| *level == rank)
+            .map(|((_, pattern), identities)| {
+                let runs = pattern
+                    .split('*')
+                    .map(|run| format!("'x' + {}", requester::fill(run, false)));
+                let padding =
+                    std::iter::repeat_n("''".to_owned(), width - pattern.split('*').count());
+                let runs: Vec<String> = runs.chain(padding).collect();
+                let binds: Vec<String> = (identities.iter())
+                    .map(|k| format!("variables.binds{k}"))
+                    .collect();
+                let binds = match pattern.contains("${") {
+                    true => format!("size(variables.account) == 4 && ({})", binds.join(" || ")),
+                    false => binds.join(" || "),
+                };
+                format!("(({binds}) ? [[{}]] : [])", runs.join(", "))
+            })
+            .collect();
+        if entries.is_empty() {
+            text.push(none.to_owned());
+            continue;
+        }
+        let places: Vec<String> = (0..entries.len())
+            .map(|place| {
+                format!(
+                    "[l.filter(e, size(l.filter(x, {less})) == {place})].map(m, size(m) == 0 ? '' \
+                     : [m[0]].map(e, ', \"' + {joined} + '\"')[0])[0]"
+                )
+            })
+            .collect();
         text.push(format!(
-            "[{listed}].map(s, s == '' ? {none} : {} + s.substring(2))[0]",
+            "[{}].map(l, [{}].map(s, s == '' ? {none} : {} + s.substring(2))[0])[0]",
+            entries.join(" + "),
+            places.join(" + "),
             quote(words)
         ));
     }

@@ -176,7 +176,7 @@ pub(super) fn filled(pattern: &str) -> String {
 
 /// CEL: a literal run of an owner pattern, its templates filled from the service account, as
 /// text, or as RE2 that matches it (`regex`).
-fn fill(run: &str, regex: bool) -> String {
+pub(super) fn fill(run: &str, regex: bool) -> String {
     let text = |literal: &str| match regex {
         true => quote(&escape(literal)),
         false => quote(literal),
