@@ -147,6 +147,17 @@ impl Group<'_> {
         writes::rule(settings, &old.valid(mark), &old.id(mark))
     }
 
+    /// CEL: mark `i`'s claim moves: it differs between the sides (none on a CREATE's).
+    pub fn moves(&self, i: usize) -> String {
+        let (old, new) = (&self.old[i], &self.new[i]);
+        format!(
+            "(({}) ? !({}) : !({}))",
+            self.old_present,
+            old.same(new),
+            new.none()
+        )
+    }
+
     /// CEL: the owner ids the group's marks keep, each once a mark (`judged_on_the_object`):
     /// an UPDATE's claims that stay, naming someone.
     pub fn kept(&self) -> String {

@@ -5,7 +5,7 @@ use single_owner_policy::{Format, OwnerMark};
 
 use super::claims::{escape, or};
 use super::entries::{Around, Group};
-use super::offers::{SPACE, receiver_is, to_same, well_formed, word};
+use super::offers::{SPACE, is_well_formed, receiver_is, to_same, word};
 use super::requester;
 use crate::conditions::quote;
 
@@ -40,20 +40,11 @@ pub(super) fn rule(object: &Group, around: &Around) -> String {
 /// CEL: the offer `text` is well-formed and its mark, an object mark, moves: its claim differs
 /// between the sides (none on a CREATE's).
 fn mark_moves(object: &Group, text: &str) -> String {
-    let moves = |i: usize| {
-        let (old, new) = (&object.old[i], &object.new[i]);
-        format!(
-            "(({}) ? !({}) : !({}))",
-            object.old_present,
-            old.same(new),
-            new.none()
-        )
-    };
     let any = or((0..object.marks.len()).map(|i| {
         let head = quote(&format!("{}: ", object.marks[i].key));
-        format!("({text}.startsWith({head}) && {})", moves(i))
+        format!("({text}.startsWith({head}) && {})", object.moves(i))
     }));
-    format!("({text}.matches({}) && ({any}))", quote(&well_formed()))
+    format!("({} && ({any}))", is_well_formed(text))
 }
 
 /// CEL: the request leaves behind an offer whose mark moved, which a stamping policy removes
@@ -92,10 +83,7 @@ fn withdrawal(object: &Group, around: &Around) -> Option<String> {
 /// What is wrong with an offer made or changed (`offer_fault`), `''` if nothing.
 fn made(object: &Group, around: &Around, text: &str) -> String {
     let marks = object.marks;
-    let mut chain = format!(
-        "!{text}.matches({}) ? 'malformed' : ",
-        quote(&well_formed())
-    );
+    let mut chain = format!("!{} ? 'malformed' : ", is_well_formed(text));
     // The explicit form names the receiver's mark, which must be one of them, and decides it.
     let names = |key: &str| {
         format!(

@@ -11,6 +11,7 @@ use single_owner_policy::{
 use super::claims::Claim;
 use super::entries::{Around, Group};
 use super::messages::SUBJECT;
+use super::offers::is_well_formed;
 use super::reasons::{invalid, not_acting, scope, sentence, shown, tag, untag};
 use crate::conditions::quote;
 
@@ -38,29 +39,23 @@ pub(super) fn message(object: &Group, around: &Around) -> String {
     };
     let shown_of = |i: usize| shown(&marks[i], &object.new[i]);
     // The first offer, stored then new, whose mark moves: the line names the move.
-    let moves = |offer: &str| {
+    let moves = |offer: &str, well_formed: &str| {
         let then = |i: usize| {
-            let (from, to) = (&object.old[i], &object.new[i]);
             format!(
-                "(({0}) ? !({1}) : !({2})) ? ' from ' + ({0} ? {3} : 'none') + ' to ' + {4} : ''",
+                "{} ? ' from ' + ({} ? {} : 'none') + ' to ' + {} : ''",
+                object.moves(i),
                 object.old_present,
-                from.same(to),
-                to.none(),
-                shown(&marks[i], from),
-                shown(&marks[i], to),
+                shown(&marks[i], &object.old[i]),
+                shown(&marks[i], &object.new[i]),
             )
         };
-        format!(
-            "{} ? ({}) : ''",
-            well_formed(offer),
-            by_mark(offer, &then, "''")
-        )
+        format!("{well_formed} ? ({}) : ''", by_mark(offer, &then, "''"))
     };
     let moved = format!(
         "[size(variables.oldOffer) > 0 ? ({}) : ''].map(m, m != '' || size(variables.newOffer) \
          == 0 ? m : ({}))[0]",
-        moves(old),
-        moves(new)
+        moves(old, around.offer_well_formed),
+        moves(new, &is_well_formed(new))
     );
     let with_move = |creating| {
         fixed(Reason::OfferWithMove {
@@ -182,9 +177,4 @@ fn unfit(marks: &[OwnerMark], to_mark: &str, to: &str, around: &Around) -> Strin
         );
     }
     format!("{head} + ({chain})")
-}
-
-/// CEL: the offer `text` is well-formed.
-fn well_formed(text: &str) -> String {
-    format!("{text}.matches({})", quote(&super::offers::well_formed()))
 }

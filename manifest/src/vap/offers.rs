@@ -22,9 +22,14 @@ pub(super) fn word() -> String {
 }
 
 /// The pattern of a well-formed offer.
-pub(super) fn well_formed() -> String {
+fn well_formed() -> String {
     let w = word();
     format!("^{w}: {w} -> {w}(?:: {w})?$")
+}
+
+/// CEL: the offer text `text` is well-formed.
+pub(super) fn is_well_formed(text: &str) -> String {
+    format!("{text}.matches({})", quote(&well_formed()))
 }
 
 /// The pattern of an offer whose receiver, the last word, matches `receiver` (a pattern of

@@ -18,7 +18,6 @@ pub(super) fn base_variables(settings: &Settings) -> Vec<Variable> {
         let map = annotations(root);
         format!("({offer} in {map} ? [{map}[{offer}]] : [])")
     };
-    let well_formed = quote(&offers::well_formed());
     let sub = "(has(request.subResource) ? request.subResource : '')";
     let vars = [
         (
@@ -69,7 +68,10 @@ pub(super) fn base_variables(settings: &Settings) -> Vec<Variable> {
         ("newOffer", offer_of("object")),
         (
             "oldOfferWellFormed",
-            format!("size(variables.oldOffer) > 0 && variables.oldOffer[0].matches({well_formed})"),
+            format!(
+                "size(variables.oldOffer) > 0 && {}",
+                offers::is_well_formed("variables.oldOffer[0]")
+            ),
         ),
     ];
     vars.into_iter()
