@@ -87,7 +87,7 @@ impl Validation {
         };
         let rule = match &self.rules {
             Rules::Offer => "'offer: ' + variables.offer".to_owned(),
-            Rules::Each(name) => format!("variables.{name}.filter(r, r != '')[0]"),
+            Rules::Each(name) => format!("variables.{name}.filter(p, p[0] != '')[0][0]"),
             Rules::In(name) => format!("variables.{name}"),
         };
         format!("{} + {rule}", quote(&format!("{key}: ")))
@@ -99,7 +99,8 @@ impl Validation {
 pub enum Rules {
     /// The variable that holds the rule a mark breaks, `''` for none.
     In(String),
-    /// The variable that holds the rule a mark breaks in each template of a list.
+    /// The variable that holds, for each template of a list, the rule a mark breaks (`''` for
+    /// none) and the line that says so.
     Each(String),
     /// The offer rule: the variable `offer` says what is wrong with the offer.
     Offer,
@@ -269,26 +270,48 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
             named("t")
         );
         let place = list_path.join(".");
+        // The module names a template of the list by its item's name (`spec.volumes[cache]`).
+        let key = |mark| {
+            format!(
+                "{} + {} + {}",
+                quote(&format!("{} in {place}[", messages::mark_name(mark))),
+                named("t"),
+                quote(&format!(
+                    "]{}",
+                    template_path
+                        .iter()
+                        .map(|p| format!(".{p}"))
+                        .collect::<String>()
+                )),
+            )
+        };
         let old = format!("(size(os) > 0 ? {} : null)", template("os[0]"));
         let (item, bind) = group_inline(settings, &old, &template("t"), "size(os) > 0");
         for (i, mark) in marks.iter().enumerate() {
             let name = format!("{prefix}Rule{i}");
             let fit = item.fit(i, &around);
-            let rule = bind(&item.rule(i, &around, &fit, &item.set(i, &fit, &around)));
-            let rule = format!(
-                "variables.{prefix}.filter(t, {} != null).map(t, [{stored}].map(os, {rule})[0])",
-                template("t"),
-            );
-            // A DELETE judges each stored template's claims.
-            let rule = match deleted(&template("t"), i, &around) {
-                Some(deleted) => format!(
-                    "request.operation == 'DELETE' ? variables.{prefix}Stored.filter(t, {} != \
-                     null).map(t, {deleted}) : {rule}",
-                    template("t")
-                ),
-                None => rule,
+            let rule = item.rule(i, &around, &fit, &item.set(i, &fit, &around));
+            let line = messages::line(&key(mark), "r", &item, i, &around);
+            // Each item's rule, and its line where it breaks one.
+            let each = |rule: &str| {
+                format!(
+                    "variables.{prefix}.filter(t, {} != null).map(t, [{stored}].map(os, {})[0])",
+                    template("t"),
+                    bind(rule),
+                )
             };
-            push(&mut variables, &name, rule);
+            let mut rules = each(&with_line(&rule, &line));
+            // A DELETE judges each stored template's claims.
+            if let Some((stored, bind, rule)) = deleted(&template("t"), i, &around) {
+                let line = messages::line(&key(mark), "r", &stored, i, &around);
+                rules = format!(
+                    "request.operation == 'DELETE' ? variables.{prefix}Stored.filter(t, {} != \
+                     null).map(t, {}) : {rules}",
+                    template("t"),
+                    bind(&with_line(&rule, &line)),
+                );
+            }
+            push(&mut variables, &name, rules);
             validations.push(each_validation(mark, &place, &name));
         }
     }
@@ -345,11 +368,24 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
     })
 }
 
-/// CEL: what a DELETE breaks in mark `i` of the stored template `template` of a list item,
-/// judged on its own (`judged_on_the_object` holds no DELETE); `None` unless writes are judged.
-fn deleted(template: &str, i: usize, around: &Around) -> Option<String> {
+/// What a DELETE breaks in mark `i` of the stored template `template` of a list item, judged
+/// on its own (`judged_on_the_object` holds no DELETE): the item's group, what binds its claims
+/// around an expression, and the rule; `None` unless writes are judged.
+#[allow(clippy::type_complexity)]
+fn deleted<'s>(
+    template: &str,
+    i: usize,
+    around: &Around<'s>,
+) -> Option<(entries::Group<'s>, impl Fn(&str) -> String + use<>, String)> {
     let (item, bind) = group_inline(around.settings, template, "null", "true");
-    Some(bind(&item.deleted(i, around.settings)?))
+    let rule = item.deleted(i, around.settings)?;
+    Some((item, bind, rule))
+}
+
+/// CEL: a list of a template's rule `rule` and, where it breaks one, the line `line` says of
+/// it (reading the rule as `r`), `''` where it breaks none.
+fn with_line(rule: &str, line: &str) -> String {
+    format!("[{rule}].map(r, [r, r == '' ? '' : {line}])[0]")
 }
 
 /// The longest expression cel-go parses, in code points.

@@ -382,6 +382,138 @@ fn the_policy_agrees_with_the_module_on_every_fixture_and_sample_() {
 }
 
 #[test]
+fn the_policy_agrees_with_the_module_in_every_list_of_templates() {
+    support::vap::deep(the_policy_agrees_with_the_module_in_every_list_of_templates_);
+}
+
+/// Every fixture and sample's metadata, as the template of an item of a Pod's volumes and of a
+/// StatefulSet's claim templates, beside an item whose template keeps the stored metadata and
+/// one without a template; and once with the item renamed, which pairs it with no stored one.
+/// As the fixture's requester and, where the setup has identities, as three of
+/// [`REQUESTERS`].
+fn the_policy_agrees_with_the_module_in_every_list_of_templates_() {
+    let mut compared = Compared::default();
+    for (setup, parsed, json) in setups() {
+        let vap = Compiled::of(&parsed);
+        for (path, request) in fixtures(&parsed) {
+            let name = path.strip_prefix(root()).unwrap().display();
+            for (kind, renamed) in [("Pod", false), ("StatefulSet", false), ("Pod", true)] {
+                let Some(request) = in_a_list_of_templates(&request, kind, renamed) else {
+                    continue;
+                };
+                let what = format!("{setup}, {name} in a {kind}'s list (renamed: {renamed})");
+                compared.compare(&what, &vap, &request, &json);
+                // A catalogue's writer, a vouched service account and a person.
+                let requesters = [REQUESTERS[0], REQUESTERS[3], REQUESTERS[6]];
+                let identities = !parsed.identities.is_empty() && !renamed;
+                for (user, groups) in requesters.iter().filter(|_| identities) {
+                    let mut request = request.clone();
+                    request["userInfo"] = serde_json::json!({"username": user, "groups": groups});
+                    compared.compare(&format!("{what}, as {user}"), &vap, &request, &json);
+                }
+            }
+        }
+    }
+    compared.assert_agreed();
+    for rule in [
+        "owner change",
+        "adoption",
+        "identity",
+        "owner writes",
+        "owner value",
+    ] {
+        assert!(compared.rules.contains_key(rule), "{rule}: {compared:?}");
+    }
+    assert!(compared.messages > 1000, "{compared:?}");
+    eprintln!("lists of templates: {compared:?}");
+}
+
+/// `request`, a write of an object itself whose stored or new metadata has labels or
+/// annotations, as the same write of a `kind` (`Pod` or `StatefulSet`) whose list of
+/// templates holds that metadata ([`list_of_templates`]); `None` for any other request.
+fn in_a_list_of_templates(request: &Value, kind: &str, renamed: bool) -> Option<Value> {
+    let marked = |side: &Value| {
+        let metadata = &side["metadata"];
+        metadata["labels"].is_object() || metadata["annotations"].is_object()
+    };
+    let sub_resource = request["subResource"].as_str().unwrap_or("");
+    if !sub_resource.is_empty() || !(marked(&request["object"]) || marked(&request["oldObject"])) {
+        return None;
+    }
+    let namespace = request["namespace"].as_str().unwrap_or("").to_owned();
+    let namespace = if namespace.is_empty() {
+        "default".to_owned()
+    } else {
+        namespace
+    };
+    let stored = &request["oldObject"]["metadata"];
+    let side = |side: &Value, name: &str| {
+        (!side.is_null())
+            .then(|| list_of_templates(kind, &namespace, &side["metadata"], stored, name))
+    };
+    let new_name = if renamed { "fresh" } else { "scratch" };
+    let (group, resource) = match kind {
+        "Pod" => ("", "pods"),
+        _ => ("apps", "statefulsets"),
+    };
+    let mut request = request.clone();
+    request["kind"] = serde_json::json!({"group": group, "version": "v1", "kind": kind});
+    request["resource"] =
+        serde_json::json!({"group": group, "version": "v1", "resource": resource});
+    request["requestKind"] = request["kind"].clone();
+    request["requestResource"] = request["resource"].clone();
+    request["name"] = Value::from("w");
+    request["namespace"] = Value::from(namespace.as_str());
+    request["object"] = side(&request["object"], new_name).unwrap_or(Value::Null);
+    request["oldObject"] = side(&request["oldObject"], "scratch").unwrap_or(Value::Null);
+    Some(request)
+}
+
+/// A `kind` named `w` in `namespace` whose list of templates holds an item without one, an item
+/// named `name` whose template has `metadata`'s labels and annotations, and an item named `kept`
+/// whose template has `stored`'s.
+fn list_of_templates(
+    kind: &str,
+    namespace: &str,
+    metadata: &Value,
+    stored: &Value,
+    name: &str,
+) -> Value {
+    let template = |metadata: &Value| {
+        let mut template = serde_json::json!({"spec": {"accessModes": ["ReadWriteOnce"]}});
+        for field in ["labels", "annotations"] {
+            if metadata[field].is_object() {
+                template["metadata"][field] = metadata[field].clone();
+            }
+        }
+        template
+    };
+    let (template, kept) = (template(metadata), template(stored));
+    let object = |spec: Value| {
+        let api_version = if kind == "Pod" { "v1" } else { "apps/v1" };
+        serde_json::json!({"apiVersion": api_version, "kind": kind,
+            "metadata": {"name": "w", "namespace": namespace}, "spec": spec})
+    };
+    match kind {
+        "Pod" => object(serde_json::json!({"volumes": [
+            {"name": "cache", "emptyDir": {}},
+            {"name": name, "ephemeral": {"volumeClaimTemplate": template}},
+            {"name": "kept", "ephemeral": {"volumeClaimTemplate": kept}},
+        ]})),
+        _ => {
+            let named = |mut template: Value, name: &str| {
+                template["metadata"]["name"] = Value::from(name);
+                template
+            };
+            object(serde_json::json!({"volumeClaimTemplates": [
+                named(template, name),
+                named(kept, "kept"),
+            ]}))
+        }
+    }
+}
+
+#[test]
 fn the_policy_agrees_with_the_module_on_the_traffic_mix() {
     support::vap::deep(the_policy_agrees_with_the_module_on_the_traffic_mix_);
 }
@@ -1356,4 +1488,38 @@ fn the_policy_stays_within_kubernetes_limits() {
             largest.1
         );
     }
+}
+
+/// A policy etcd would not store (more than its default `--max-request-bytes`, 1.5 MiB) is
+/// refused, naming its size; flux's settings with three more marks make one.
+#[test]
+fn a_policy_larger_than_etcd_stores_is_refused() {
+    let flux = fs::read_to_string(root().join("examples/flux/settings.yaml")).unwrap();
+    let more = "  - annotation: argocd.argoproj.io/tracking-id
+    format: ArgoCDTrackingID
+  - annotation: camel.apache.org/operator.id
+  - label: olm.operatorframework.io/owner-name
+    kindKey: olm.operatorframework.io/owner-kind
+    clusterKinds: [ClusterExtension]
+identities:
+";
+    let settings = flux.replacen("identities:\n", more, 1);
+    let refused = single_owner_manifest::vap::manifest(
+        "large",
+        single_owner_manifest::Mode::Protect,
+        &settings,
+        single_owner_manifest::vap::Lookups::Refuse,
+        Split::WithWebhook,
+    )
+    .unwrap_err();
+    // The size changes with the generator; the rest is the message.
+    let (before, after) = refused.split_once(" would be ").unwrap();
+    assert_eq!(before, "ownerMarks: the ValidatingAdmissionPolicy large");
+    let (size, after) = after.split_once(' ').unwrap();
+    assert!(size.parse::<usize>().unwrap() > 1_572_864, "{refused}");
+    assert_eq!(
+        after,
+        "bytes, more than the 1572864 etcd stores in one object by default \
+         (--max-request-bytes); deploy the webhook (make manifest)"
+    );
 }

@@ -9,20 +9,46 @@ use crate::Mode;
 use crate::conditions::{MatchCondition, string_list};
 
 /// The policies `name` for `settings`, in `mode`: `protect` denies, `monitor` warns and audits.
-pub fn yaml(name: &str, mode: Mode, settings: &Settings, vap: &Vap) -> String {
+/// Refuses a policy larger than etcd stores.
+pub fn yaml(name: &str, mode: Mode, settings: &Settings, vap: &Vap) -> Result<String, String> {
     let actions = match mode {
         Mode::Protect => "[Deny]",
         Mode::Monitor => "[Warn, Audit]",
     };
-    let mut out = policy(name, &vap.denying_conditions(), vap, None);
+    let denying = policy(name, &vap.denying_conditions(), vap, None);
+    fits(name, &denying)?;
+    let mut out = denying;
     out.push_str(&binding(name, actions));
     if let Some(conditions) = vap.warning_conditions() {
         let twin = format!("{name}-exemptions");
         let who = who(&settings.exemptions.users);
-        out.push_str(&policy(&twin, &conditions, vap, Some(&who)));
+        let warning = policy(&twin, &conditions, vap, Some(&who));
+        fits(&twin, &warning)?;
+        out.push_str(&warning);
         out.push_str(&binding(&twin, "[Warn, Audit]"));
     }
-    out
+    Ok(out)
+}
+
+/// The largest request etcd takes by default (`--max-request-bytes`), and so the largest
+/// object the API server can store.
+const MAX_OBJECT: usize = 1_572_864;
+
+/// Whether the policy `name`, as YAML, is an object the API server can store: its JSON, which
+/// `kubectl apply` sends, at most [`MAX_OBJECT`] bytes (etcd stores it as protobuf, a little
+/// smaller).
+fn fits(name: &str, policy: &str) -> Result<(), String> {
+    let object: serde_json::Value = serde_yaml::from_str(policy.trim_end_matches("---\n"))
+        .map_err(|error| format!("the ValidatingAdmissionPolicy {name}: {error}"))?;
+    let size = object.to_string().len();
+    match size > MAX_OBJECT {
+        true => Err(format!(
+            "ownerMarks: the ValidatingAdmissionPolicy {name} would be {size} bytes, more than \
+             the {MAX_OBJECT} etcd stores in one object by default (--max-request-bytes); \
+             deploy the webhook (make manifest)"
+        )),
+        false => Ok(()),
+    }
 }
 
 /// CEL: who is exempt, as the module's warnings name them.

@@ -129,11 +129,14 @@ impl Compiled {
                         values.get(&Key::String(Arc::new(name.clone()))),
                     ) {
                         (Rules::In(_), Some(cel::Value::String(rule))) => vec![rule.to_string()],
-                        (Rules::Each(_), Some(cel::Value::List(rules))) => (rules.iter())
-                            .filter_map(|rule| match rule {
-                                cel::Value::String(rule) if !rule.is_empty() => {
-                                    Some(rule.to_string())
-                                }
+                        (Rules::Each(_), Some(cel::Value::List(items))) => (items.iter())
+                            .filter_map(|item| match item {
+                                cel::Value::List(pair) => match pair.first() {
+                                    Some(cel::Value::String(rule)) if !rule.is_empty() => {
+                                        Some(rule.to_string())
+                                    }
+                                    _ => None,
+                                },
                                 _ => None,
                             })
                             .collect(),
@@ -156,17 +159,13 @@ impl Compiled {
 }
 
 impl Compiled {
-    /// What the policy's failed validations say of `request` (a list of templates' aside),
-    /// with the variables evaluated as for [`Compiled::outcome`].
+    /// What the policy's failed validations say of `request`, with the variables evaluated as for [`Compiled::outcome`].
     pub fn messages(&self, request: &Value) -> Vec<String> {
         let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
         evaluate(&self.variables, &mut context).unwrap();
         let mut messages = Vec::new();
         for (program, validation) in self.validations.iter().zip(&self.vap.validations) {
-            // A list of templates' messages are the policy's own words.
-            if matches!(validation.rules, Rules::Each(_))
-                || program.execute(&context) == Ok(cel::Value::Bool(true))
-            {
+            if program.execute(&context) == Ok(cel::Value::Bool(true)) {
                 continue;
             }
             let message = program_of(&validation.message_expression).execute(&context);
