@@ -53,8 +53,8 @@ use read::{
 
 pub use file::{Lookups, manifest};
 pub use refusals::refusals;
-use render::exempt_condition;
-pub use render::yaml;
+use render::exemption;
+pub use render::{Exemption, yaml};
 
 /// A named CEL expression the validations read as `variables.<name>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,8 +114,8 @@ pub struct Vap {
     pub match_conditions: Vec<MatchCondition>,
     pub variables: Vec<Variable>,
     pub validations: Vec<Validation>,
-    /// CEL: the requester is exempt (`exemptions`); `None` when nobody is.
-    pub exempt: Option<String>,
+    /// Who is exempt (`exemptions`); `None` when nobody is.
+    pub exemption: Option<Exemption>,
     /// CEL: the request is the webhook's, deployed beside the policy ([`split`]); `None` when
     /// the policy judges every request.
     pub webhook: Option<String>,
@@ -125,9 +125,9 @@ impl Vap {
     /// The match conditions of the policy bound to deny: the exempt requesters left out.
     pub fn denying_conditions(&self) -> Vec<MatchCondition> {
         let mut conditions = self.conditions();
-        conditions.extend(self.exempt.as_ref().map(|exempt| MatchCondition {
+        conditions.extend(self.exemption.as_ref().map(|exemption| MatchCondition {
             name: "not-an-exempt-requester".to_owned(),
-            expression: format!("!({exempt})"),
+            expression: format!("!({})", exemption.condition),
         }));
         conditions
     }
@@ -146,11 +146,11 @@ impl Vap {
     /// The match conditions of the twin bound to warn and audit, which judges the exempt
     /// requesters alone; `None` without exemptions.
     pub fn warning_conditions(&self) -> Option<Vec<MatchCondition>> {
-        let exempt = self.exempt.as_ref()?;
+        let exemption = self.exemption.as_ref()?;
         let mut conditions = self.conditions();
         conditions.push(MatchCondition {
             name: "an-exempt-requester".to_owned(),
-            expression: exempt.clone(),
+            expression: exemption.condition.clone(),
         });
         Some(conditions)
     }
@@ -360,7 +360,7 @@ pub fn vap(settings: &Settings, split: Split) -> Result<Vap, String> {
         match_conditions,
         variables,
         validations,
-        exempt: exempt_condition(settings),
+        exemption: exemption(settings),
         webhook: match split {
             Split::Alone => None,
             Split::WithWebhook => split::condition(settings),

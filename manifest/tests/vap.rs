@@ -97,7 +97,7 @@ const SHAPES: [(&str, &str); 7] = [
     namespacedKinds: [Extension]
 adoption: Deny
 orphaning: Deny
-exemptions: {users: [break-glass-admin], groups: [system:masters]}",
+exemptions: {users: [break-glass-admin], groups: [system:masters, \"kubeadm:cluster-admins\"]}",
     ),
     (
         "an opaque annotation",
@@ -256,6 +256,8 @@ struct Compared {
     rules: std::collections::BTreeMap<String, usize>,
     /// The policy's messages compared with the module's lines.
     messages: usize,
+    /// The exemptions twin's warnings compared with the module's.
+    warnings: usize,
     disagreements: Vec<String>,
 }
 
@@ -294,11 +296,11 @@ impl Compared {
             }
         }
         match outcome {
-            Ok(outcome) if outcome == module => {
-                if let Outcome::Denied(_) = outcome {
-                    self.compare_messages(what, vap, request, json);
-                }
-            }
+            Ok(outcome) if outcome == module => match outcome {
+                Outcome::Denied(_) => self.compare_messages(what, vap, request, json),
+                Outcome::Exempt(_) => self.compare_bypass(what, vap, request, json),
+                _ => {}
+            },
             Ok(outcome) => self.disagreements.push(format!(
                 "{what}:\n  module: {module:?}\n  VAP:    {outcome:?}\n  settings: {json}\n  \
                  request: {request}"
@@ -318,6 +320,27 @@ impl Compared {
                     "{what}: the policy says {message:?}, the module {lines:?}"
                 ));
             }
+        }
+    }
+
+    /// Compares what the policy's exemptions twin and the module say of an exempt requester's
+    /// request: each of the twin's warnings is one of the module's; its audit annotation names
+    /// the same requester as the module's, then what each failed validation broke.
+    fn compare_bypass(&mut self, what: &str, vap: &Compiled, request: &Value, json: &Value) {
+        let bypass = vap.bypass(request).expect("a twin for exempt requesters");
+        let (warnings, annotation) = support::vap::module_bypass(request, json);
+        for warning in &bypass.warnings {
+            self.warnings += 1;
+            if !warnings.contains(warning) {
+                self.disagreements.push(format!(
+                    "{what}: the twin warns {warning:?}, the module {warnings:?}"
+                ));
+            }
+        }
+        let names_who = annotation.is_some_and(|annotation| annotation.starts_with(&bypass.who));
+        if !names_who || bypass.annotation != bypass.annotation_broke {
+            self.disagreements
+                .push(format!("{what}: the twin's annotation: {bypass:?}"));
         }
     }
 
@@ -342,6 +365,7 @@ fn the_policy_agrees_with_the_module_on_every_fixture_and_sample_() {
     for (setup, parsed, json) in setups() {
         let vap = Compiled::of(&parsed);
         let exempt = parsed.exemptions.users.first();
+        let exempt_group = parsed.exemptions.groups.last();
         for (path, request) in fixtures(&parsed) {
             let name = path.strip_prefix(root()).unwrap().display();
             compared.compare(&format!("{setup}, {name}"), &vap, &request, &json);
@@ -362,12 +386,21 @@ fn the_policy_agrees_with_the_module_on_every_fixture_and_sample_() {
                 request["userInfo"]["username"] = Value::from(user.as_str());
                 compared.compare(&format!("{setup}, {name}, exempt"), &vap, &request, &json);
             }
+            // And by a member of the last exempt group, after a group that is not.
+            if let Some(group) = exempt_group {
+                let mut request = request.clone();
+                request["userInfo"] = serde_json::json!({"username": "jane",
+                    "groups": ["system:authenticated", group]});
+                let what = format!("{setup}, {name}, of exempt group {group}");
+                compared.compare(&what, &vap, &request, &json);
+            }
         }
     }
     compared.assert_agreed();
     // Not vacuous: denials and exempt warnings of every setup are among them.
     assert!(compared.denied > 100, "{compared:?}");
     assert!(compared.exempt > 10, "{compared:?}");
+    assert!(compared.warnings >= compared.exempt, "{compared:?}");
     for rule in [
         "owner change",
         "adoption",

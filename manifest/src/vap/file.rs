@@ -43,7 +43,7 @@ pub fn manifest(
         (Some(_), crate::Mode::Monitor) => policy.push_str(MONITOR_STAMPS_NOTHING),
         (None, _) => {}
     }
-    policy.push_str(&yaml(name, mode, &settings, &vap)?);
+    policy.push_str(&yaml(name, mode, &vap)?);
     let Some(webhook) = &vap.webhook else {
         return Ok(policy);
     };

@@ -8,21 +8,20 @@ use super::stamp::Stamping;
 use crate::Mode;
 use crate::conditions::{MatchCondition, string_list};
 
-/// The policies `name` for `settings`, in `mode`: `protect` denies, `monitor` warns and audits.
+/// The policies `name` of `vap`, in `mode`: `protect` denies, `monitor` warns and audits.
 /// Refuses a policy larger than etcd stores.
-pub fn yaml(name: &str, mode: Mode, settings: &Settings, vap: &Vap) -> Result<String, String> {
+pub fn yaml(name: &str, mode: Mode, vap: &Vap) -> Result<String, String> {
     let actions = match mode {
         Mode::Protect => "[Deny]",
         Mode::Monitor => "[Warn, Audit]",
     };
-    let denying = policy(name, &vap.denying_conditions(), vap, None);
+    let denying = policy(name, &vap.denying_conditions(), vap, false);
     fits(name, &denying)?;
     let mut out = denying;
     out.push_str(&binding(name, actions));
     if let Some(conditions) = vap.warning_conditions() {
         let twin = format!("{name}-exemptions");
-        let who = who(&settings.exemptions.users);
-        let warning = policy(&twin, &conditions, vap, Some(&who));
+        let warning = policy(&twin, &conditions, vap, true);
         fits(&twin, &warning)?;
         out.push_str(&warning);
         out.push_str(&binding(&twin, "[Warn, Audit]"));
@@ -51,31 +50,73 @@ fn fits(name: &str, policy: &str) -> Result<(), String> {
     }
 }
 
-/// CEL: who is exempt, as the module's warnings name them.
-fn who(users: &[String]) -> String {
-    format!(
-        "(has(request.userInfo.username) && request.userInfo.username in {} ? 'exempt user ' + \
-         request.userInfo.username : 'user ' + (has(request.userInfo.username) ? \
-         request.userInfo.username : '') + ' of an exempt group') + ' bypassed: '",
-        string_list(users)
-    )
+/// Who is exempt: the exemptions twin's condition and what it says of a requester.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exemption {
+    /// CEL: the requester is exempt.
+    pub condition: String,
+    /// CEL: who bypassed, as the module's warnings name them (`exempt user … bypassed: `).
+    pub who: String,
 }
 
-/// CEL: the requester is exempt (`exemptions`), `None` when nobody is.
-pub(super) fn exempt_condition(settings: &Settings) -> Option<String> {
+/// Who is exempt (`exemptions`), `None` when nobody is.
+pub(super) fn exemption(settings: &Settings) -> Option<Exemption> {
     let exemptions = &settings.exemptions;
     if exemptions.users.is_empty() && exemptions.groups.is_empty() {
         return None;
     }
     let users = string_list(&exemptions.users);
     let groups = string_list(&exemptions.groups);
-    Some(format!(
-        "(has(request.userInfo.username) && request.userInfo.username in {users}) || \
-         (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in {groups}))"
-    ))
+    Some(Exemption {
+        condition: format!(
+            "(has(request.userInfo.username) && request.userInfo.username in {users}) || \
+             (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in {groups}))"
+        ),
+        // The first of the requester's groups that is exempt, as the module names it.
+        who: format!(
+            "(has(request.userInfo.username) && request.userInfo.username in {users} ? 'exempt \
+             user ' + request.userInfo.username : 'user ' + (has(request.userInfo.username) ? \
+             request.userInfo.username : '') + ' of exempt group ' + \
+             request.userInfo.groups.filter(g, g in {groups})[0]) + ' bypassed: '"
+        ),
+    })
 }
 
-fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, who: Option<&str>) -> String {
+impl Vap {
+    /// CEL: what the exemptions twin says of `validation` failed: who bypassed it, then its
+    /// line (the module's warning); `None` without exemptions.
+    pub fn bypass_message(&self, validation: &super::Validation) -> Option<String> {
+        let who = &self.exemption.as_ref()?.who;
+        Some(format!("{who} + {}", validation.message_expression))
+    }
+
+    /// CEL: the exemptions twin's audit annotation: who bypassed, then what each failed
+    /// validation broke (`label appID: owner change; `), `null` where none failed; `None`
+    /// without exemptions.
+    pub fn exemption_annotation(&self) -> Option<String> {
+        let who = &self.exemption.as_ref()?.who;
+        let failing: Vec<String> = (self.validations.iter())
+            .map(|validation| {
+                format!(
+                    "(!({}) ? {} + '; ' : '')",
+                    validation.expression,
+                    validation.broken()
+                )
+            })
+            .collect();
+        let any: Vec<String> = (self.validations.iter())
+            .map(|validation| format!("!({})", validation.expression))
+            .collect();
+        Some(format!(
+            "{} ? {who} + {} : null",
+            any.join(" || "),
+            failing.join(" + ")
+        ))
+    }
+}
+
+/// The policy `name`, or with `twin` the exemptions twin, which says who bypassed what.
+fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, twin: bool) -> String {
     let mut out = format!(
         "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
          metadata:\n  name: {name}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    \
@@ -99,32 +140,17 @@ fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, who: Option<&str
         out.push_str("    - expression: ");
         block(&mut out, &validation.expression, 8);
         out.push_str("      messageExpression: ");
-        let message = match who {
-            Some(who) => format!("{who} + {}", validation.message_expression),
-            None => validation.message_expression.clone(),
+        let message = match twin {
+            true => vap.bypass_message(validation),
+            false => None,
         };
+        let message = message.unwrap_or_else(|| validation.message_expression.clone());
         block(&mut out, &message, 8);
         out.push_str("      reason: Forbidden\n");
     }
-    if who.is_some() {
-        out.push_str("  auditAnnotations:\n    - key: single-owner-policy-exemption\n      valueExpression: ");
-        let failing: Vec<String> = (vap.validations.iter())
-            .map(|validation| {
-                format!(
-                    "(!({}) ? {} + '; ' : '')",
-                    validation.expression,
-                    validation.broken()
-                )
-            })
-            .collect();
-        let any: Vec<String> = (vap.validations.iter())
-            .map(|validation| format!("!({})", validation.expression))
-            .collect();
-        let value = format!(
-            "{} ? {} + {} : null",
-            any.join(" || "),
-            who.unwrap_or_default(),
-            failing.join(" + ")
+    if let Some(value) = vap.exemption_annotation().filter(|_| twin) {
+        out.push_str(
+            "  auditAnnotations:\n    - key: single-owner-policy-exemption\n      valueExpression: ",
         );
         block(&mut out, &value, 8);
     }

@@ -178,6 +178,92 @@ impl Compiled {
     }
 }
 
+impl Compiled {
+    /// What the exemptions twin says of `request`, an exempt requester's, without
+    /// exemptions nothing.
+    pub fn bypass(&self, request: &Value) -> Option<Bypass> {
+        let who = &self.vap.exemption.as_ref()?.who;
+        let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
+        let values = evaluate(&self.variables, &mut context).unwrap();
+        let string = |expression: &str, what: &str| match program_of(expression).execute(&context) {
+            Ok(cel::Value::String(text)) => text.to_string(),
+            other => panic!("{what}: {other:?}"),
+        };
+        let rule = |name: &str| values.get(&Key::String(Arc::new(name.to_owned()))).cloned();
+        let who = string(who, "who");
+        let (mut warnings, mut broken) = (Vec::new(), String::new());
+        for (program, validation) in self.validations.iter().zip(&self.vap.validations) {
+            if program.execute(&context) == Ok(cel::Value::Bool(true)) {
+                continue;
+            }
+            let message = self.vap.bypass_message(validation).unwrap();
+            warnings.push(string(&message, &validation.mark));
+            // What it broke: its rule, a list of templates' first, the offer's fault.
+            let rule = match &validation.rules {
+                Rules::Offer => format!("offer: {}", text(&rule("offer"))),
+                Rules::In(name) => text(&rule(name)),
+                Rules::Each(name) => match rule(name) {
+                    Some(cel::Value::List(items)) => (items.iter())
+                        .find_map(|item| match item {
+                            cel::Value::List(pair) => {
+                                Some(text(&pair.first().cloned())).filter(|rule| !rule.is_empty())
+                            }
+                            _ => None,
+                        })
+                        .unwrap_or_default(),
+                    other => panic!("{name}: {other:?}"),
+                },
+            };
+            let key = match &validation.template {
+                Some(place) => format!("{} in {place}", validation.mark),
+                None => validation.mark.clone(),
+            };
+            broken.push_str(&format!("{key}: {rule}; "));
+        }
+        let annotation = string(&self.vap.exemption_annotation().unwrap(), "the annotation");
+        Some(Bypass {
+            annotation_broke: format!("{who}{broken}"),
+            who,
+            warnings,
+            annotation,
+        })
+    }
+}
+
+/// What the exemptions twin says of an exempt requester's request.
+#[derive(Debug)]
+pub struct Bypass {
+    /// Who bypassed (`exempt user break-glass bypassed: `).
+    pub who: String,
+    /// Each failed validation's warning.
+    pub warnings: Vec<String>,
+    /// The audit annotation's value.
+    pub annotation: String,
+    /// What it should be: who, then what each failed validation broke, as its variables say.
+    pub annotation_broke: String,
+}
+
+/// A CEL string's text, `""` for anything else.
+fn text(value: &Option<cel::Value>) -> String {
+    match value {
+        Some(cel::Value::String(text)) => text.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// What the module says of `request`, an exempt requester's: its warnings, and its audit
+/// annotation's value.
+pub fn module_bypass(request: &Value, settings: &Value) -> (Vec<String>, Option<String>) {
+    let payload = serde_json::json!({"request": request, "settings": settings});
+    let response = Payload::parse(&serde_json::to_vec(&payload).unwrap())
+        .unwrap()
+        .verdict(&NoHost)
+        .response();
+    let annotation = (response.audit_annotations.unwrap_or_default())
+        .remove(single_owner_policy::policy::EXEMPTION_ANNOTATION);
+    (response.warnings.unwrap_or_default(), annotation)
+}
+
 /// A compiled MutatingAdmissionPolicy that stamps.
 pub struct CompiledStamping {
     stamping: Stamping,
