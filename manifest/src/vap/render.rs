@@ -140,11 +140,8 @@ fn policy(name: &str, conditions: &[MatchCondition], vap: &Vap, twin: bool) -> S
         out.push_str("    - expression: ");
         block(&mut out, &validation.expression, 8);
         out.push_str("      messageExpression: ");
-        let message = match twin {
-            true => vap.bypass_message(validation),
-            false => None,
-        };
-        let message = message.unwrap_or_else(|| validation.message_expression.clone());
+        let message = (vap.bypass_message(validation).filter(|_| twin))
+            .unwrap_or_else(|| validation.message_expression.clone());
         block(&mut out, &message, 8);
         out.push_str("      reason: Forbidden\n");
     }

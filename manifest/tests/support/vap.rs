@@ -129,17 +129,7 @@ impl Compiled {
                         values.get(&Key::String(Arc::new(name.clone()))),
                     ) {
                         (Rules::In(_), Some(cel::Value::String(rule))) => vec![rule.to_string()],
-                        (Rules::Each(_), Some(cel::Value::List(items))) => (items.iter())
-                            .filter_map(|item| match item {
-                                cel::Value::List(pair) => match pair.first() {
-                                    Some(cel::Value::String(rule)) if !rule.is_empty() => {
-                                        Some(rule.to_string())
-                                    }
-                                    _ => None,
-                                },
-                                _ => None,
-                            })
-                            .collect(),
+                        (Rules::Each(_), Some(cel::Value::List(items))) => broken_in(items),
                         (_, other) => return Err(format!("{name}: not its rules: {other:?}")),
                     }
                 }
@@ -159,7 +149,8 @@ impl Compiled {
 }
 
 impl Compiled {
-    /// What the policy's failed validations say of `request`, with the variables evaluated as for [`Compiled::outcome`].
+    /// What the policy's failed validations say of `request`, with the variables evaluated as
+    /// for [`Compiled::outcome`].
     pub fn messages(&self, request: &Value) -> Vec<String> {
         let mut context = variables_in(Context::with_env(STRINGS.with(Arc::clone)), request);
         evaluate(&self.variables, &mut context).unwrap();
@@ -203,14 +194,8 @@ impl Compiled {
                 Rules::Offer => format!("offer: {}", text(&rule("offer"))),
                 Rules::In(name) => text(&rule(name)),
                 Rules::Each(name) => match rule(name) {
-                    Some(cel::Value::List(items)) => (items.iter())
-                        .find_map(|item| match item {
-                            cel::Value::List(pair) => {
-                                Some(text(&pair.first().cloned())).filter(|rule| !rule.is_empty())
-                            }
-                            _ => None,
-                        })
-                        .unwrap_or_default(),
+                    Some(cel::Value::List(items)) => (broken_in(&items).into_iter().next())
+                        .unwrap_or_else(|| panic!("{name}: a failed list without a rule")),
                     other => panic!("{name}: {other:?}"),
                 },
             };
@@ -241,6 +226,20 @@ pub struct Bypass {
     pub annotation: String,
     /// What it should be: who, then what each failed validation broke, as its variables say.
     pub annotation_broke: String,
+}
+
+/// The rules a list of templates' items break, in order: each item's `[rule, line]` whose rule
+/// is not `''` ([`Rules::Each`]).
+fn broken_in(items: &[cel::Value]) -> Vec<String> {
+    (items.iter())
+        .filter_map(|item| match item {
+            cel::Value::List(pair) => match pair.first() {
+                Some(cel::Value::String(rule)) if !rule.is_empty() => Some(rule.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 /// A CEL string's text, `""` for anything else.
